@@ -1,0 +1,373 @@
+"""Find files, skip those that cannot need a rewrite, rewrite the rest in parallel,
+and write each changed file atomically with its encoding, line endings and mode.
+
+Nothing here imports libcst until a file actually needs parsing: a tree without
+CUDA code costs a walk and a byte search.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import re
+import stat
+import tempfile
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from codemod.diagnostics import Diagnostic
+
+# Union of the passes' triggers, as bytes. Kept in sync by tests/test_engine.py.
+PREFILTER = re.compile(rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune")
+
+SKIPPED_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    ".tox",
+    ".nox",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    ".eggs",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "site-packages",
+}
+
+WRITE, CHECK, DIFF = "write", "check", "diff"
+
+
+@dataclass
+class FileResult:
+    path: str
+    changed: bool = False
+    written: bool = False
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    error: Optional[str] = None
+    diff: str = ""
+    output: Optional[bytes] = None  # the rewritten bytes, for stdin mode
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs to process one file (picklable)."""
+
+    mode: str
+    options: "object"
+    format: bool = True
+
+
+# -- discovery ----------------------------------------------------------------------
+def _gitignore_specs(directory: Path):
+    """The .gitignore specs that apply inside ``directory``, from the repo root down."""
+    chain = [directory, *directory.parents]
+    root = next((i for i, d in enumerate(chain) if (d / ".git").exists()), None)
+    chain = chain[: root + 1] if root is not None else [directory]
+    specs = []
+    for base in reversed(chain):
+        spec = _load_gitignore(base)
+        if spec is not None:
+            specs.append((base, spec))
+    return specs
+
+
+def _load_gitignore(base: Path):
+    import pathspec
+
+    ignore_file = base / ".gitignore"
+    try:
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(path: Path, is_dir: bool, specs) -> bool:
+    for base, spec in specs:
+        try:
+            relative = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        if spec.match_file(relative + "/" if is_dir else relative):
+            return True
+    return False
+
+
+def _is_virtualenv(directory: Path) -> bool:
+    return (directory / "pyvenv.cfg").is_file()
+
+
+def discover(
+    paths: Sequence[str], exclude=None, extensions: Tuple[str, ...] = (".py",)
+) -> Tuple[List[Path], List[str]]:
+    """Files to process, in a stable order, and error lines for bad paths.
+
+    Folders are walked for ``extensions``, without following symbolic links,
+    skipping VCS and virtualenv folders, build output and what .gitignore ignores.
+    A file named explicitly is always taken. ``exclude(path, is_dir)`` filters more.
+    """
+    files: List[Path] = []
+    errors: List[str] = []
+    seen = set()
+
+    def add(path: Path) -> None:
+        key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            files.append(path)
+
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for found in _walk(path, exclude, extensions):
+                add(found)
+        elif path.is_file():
+            add(path)
+        elif path.is_symlink():
+            errors.append(f"{raw}: broken symbolic link")
+        elif path.exists():
+            errors.append(f"{raw}: not a regular file")
+        else:
+            errors.append(f"{raw}: no such file or directory")
+    return files, errors
+
+
+def _walk(root: Path, exclude, extensions) -> Iterator[Path]:
+    specs = _gitignore_specs(root.resolve())
+    root_resolved = root.resolve()
+    for directory, subdirs, names in os.walk(root, followlinks=False):
+        here = Path(directory)
+        resolved_here = root_resolved / here.relative_to(root)
+        local = _load_gitignore(resolved_here) if here != root else None
+        if local is not None:
+            specs = specs + [(resolved_here, local)]
+        kept = []
+        for name in sorted(subdirs):
+            child = here / name
+            if name in SKIPPED_DIRS or name.endswith(".egg-info"):
+                continue
+            if child.is_symlink() or _is_virtualenv(child):
+                continue
+            if _ignored(resolved_here / name, True, specs):
+                continue
+            if exclude is not None and exclude(child, True):
+                continue
+            kept.append(name)
+        subdirs[:] = kept
+        for name in sorted(names):
+            if not name.endswith(extensions):
+                continue
+            child = here / name
+            if child.is_symlink() or not child.is_file():
+                continue
+            if _ignored(resolved_here / name, False, specs):
+                continue
+            if exclude is not None and exclude(child, False):
+                continue
+            yield child
+
+
+# -- one file ---------------------------------------------------------------------------
+def needs_parsing(data: bytes) -> bool:
+    return PREFILTER.search(data) is not None
+
+
+def decode(data: bytes) -> Tuple[str, str]:
+    """Text and encoding of a Python source file (PEP 263 cookie and BOM honoured)."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding), encoding
+
+
+def process_source(
+    display: str, data: bytes, job: Job, path: Optional[Path] = None
+) -> FileResult:
+    """Rewrite the bytes of one file; never touches the disk."""
+    result = FileResult(display)
+    if not needs_parsing(data):
+        return result
+    try:
+        source, encoding = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        result.error = f"{display}: cannot decode: {_one_line(error)}"
+        return result
+    if "\x00" in source:
+        result.error = f"{display}: cannot parse: file contains NUL bytes"
+        return result
+    import libcst as cst
+
+    from codemod.transform import RewriteError, rewrite_source
+
+    mode = None
+    if job.format:
+        from codemod.formatting import black_mode
+
+        mode = black_mode(path)
+    try:
+        rewrite = rewrite_source(
+            source,
+            job.options,
+            format_mode=mode,
+            positions="output" if job.mode == WRITE else "input",
+        )
+    except cst.ParserSyntaxError as error:
+        result.error = f"{display}: cannot parse: {_one_line(error)}"
+        return result
+    except RewriteError as error:
+        result.error = f"{display}: internal error: {error}; file left untouched"
+        return result
+    except RecursionError:
+        result.error = f"{display}: cannot parse: nesting too deep"
+        return result
+    result.diagnostics = [d.at(display) for d in rewrite.diagnostics]
+    if rewrite.changed:
+        result.changed = True
+        result.output = rewrite.code.encode(encoding)
+        if job.mode == DIFF:
+            result.diff = unified_diff(display, source, rewrite.code)
+    return result
+
+
+def unified_diff(display: str, old: str, new: str) -> str:
+    name = display.replace("\n", "\\n").replace("\r", "\\r")
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{name}",
+        tofile=f"b/{name}",
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def process_file(path: Path, job: Job) -> FileResult:
+    display = str(path)
+    try:
+        before = os.stat(path)
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        return FileResult(display, error=f"{display}: cannot read: {error.strerror}")
+    result = process_source(display, data, job, path)
+    if result.changed and job.mode == WRITE:
+        try:
+            write_atomic(path, result.output, data, before)
+            result.written = True
+        except FileChangedError:
+            result.error = f"{display}: changed while torchport was running; not written"
+        except ReadOnlyError:
+            result.error = f"{display}: read-only file; not written"
+        except OSError as error:
+            result.error = f"{display}: cannot write: {error.strerror or error}"
+    result.output = None  # do not ship file contents back to the parent
+    return result
+
+
+class FileChangedError(Exception):
+    pass
+
+
+class ReadOnlyError(Exception):
+    pass
+
+
+def write_atomic(path: Path, data: bytes, original: bytes, before: os.stat_result) -> None:
+    """Replace ``path`` with ``data`` atomically, keeping mode and owner.
+
+    The new bytes go to a temporary file beside the original, are flushed to disk,
+    then renamed over it; a file that changed since it was read is not replaced.
+    """
+    if not before.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise ReadOnlyError()
+    target = Path(os.path.realpath(path))
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".torchport~", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, stat.S_IMODE(before.st_mode))
+        if hasattr(os, "chown") and os.geteuid() == 0:
+            try:
+                os.chown(temp, before.st_uid, before.st_gid)
+            except OSError:
+                pass
+        now = os.stat(target)
+        if (now.st_mtime_ns, now.st_size) != (before.st_mtime_ns, before.st_size) or (
+            target.read_bytes() != original
+        ):
+            raise FileChangedError()
+        os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return " ".join(part.strip() for part in text if part.strip()) or type(error).__name__
+
+
+# -- many files -------------------------------------------------------------------------
+def _work(args: Tuple[Path, Job]) -> FileResult:
+    return process_file(*args)
+
+
+def run(files: Sequence[Path], job: Job, jobs: Optional[int] = None, progress=None) -> List[FileResult]:
+    """Process ``files``; results come back in the order of ``files``.
+
+    Files whose bytes cannot need a rewrite are settled here without a worker.
+    """
+    results: List[Optional[FileResult]] = [None] * len(files)
+    todo: List[int] = []
+    for index, path in enumerate(files):
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as error:
+            results[index] = FileResult(str(path), error=f"{path}: cannot read: {error.strerror}")
+            continue
+        if needs_parsing(data):
+            todo.append(index)
+        else:
+            results[index] = FileResult(str(path))
+            if progress:
+                progress(1)
+    workers = min(jobs or os.cpu_count() or 1, len(todo))
+    if workers <= 1:
+        for index in todo:
+            results[index] = process_file(files[index], job)
+            if progress:
+                progress(1)
+    else:
+        import multiprocessing
+
+        import codemod.transform  # noqa: F401  (imported once, inherited by the workers)
+
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            chunk = max(1, min(8, len(todo) // (workers * 4)))
+            mapped = pool.map(_work, [(files[i], job) for i in todo], chunksize=chunk)
+            for index, result in zip(todo, mapped):
+                results[index] = result
+                if progress:
+                    progress(1)
+    return [r for r in results if r is not None]
+
+
+def iter_diagnostics(results: Iterable[FileResult]) -> Iterator[Diagnostic]:
+    for result in results:
+        yield from result.diagnostics

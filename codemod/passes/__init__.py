@@ -1,0 +1,12 @@
+"""The transform passes, in the order they run.
+
+Each pass is one module declaring its rules (``RULES``) and one ``Pass`` subclass.
+Order matters where passes meet: device strings run first, so that
+``"cuda" if torch.cuda.is_available() else "cpu"`` is seen whole before the
+runtime pass rewrites ``torch.cuda.is_available()`` on its own.
+"""
+
+from codemod.passes.device_strings import DeviceStrings
+from codemod.passes.tensor_methods import TensorMethods
+
+PASSES = (DeviceStrings, TensorMethods)

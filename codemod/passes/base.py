@@ -1,0 +1,177 @@
+"""What every pass shares: the per-file context and the ``Pass`` base class.
+
+A pass is a libcst transformer that resolves names on the *original* nodes
+(qualified names, positions) and builds its replacement from the updated ones.
+Passes rewrite expressions in place and never add or remove lines: diagnostics
+keep the line numbers of the input, and the device binding is inserted only at
+the end (``codemod.binding``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar, Dict, FrozenSet, List, Optional, Pattern, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import PositionProvider, QualifiedNameProvider
+
+from codemod.diagnostics import Diagnostic
+from codemod.rules import REGISTRY, Fix, Rule, Selection, TorchVersion, format_version
+
+DEFAULT_TARGET_TORCH: TorchVersion = (2, 10)
+ACCELERATOR_TORCH: TorchVersion = (2, 6)  # first release with torch.accelerator
+
+_NOQA = re.compile(
+    r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a rewrite depends on, resolved from flags and configuration."""
+
+    target_torch: TorchVersion = DEFAULT_TARGET_TORCH
+    device_name: str = "DEVICE"
+    unsafe_fixes: bool = False
+    selection: Selection = field(default_factory=Selection)
+    device_import: Optional[str] = None  # e.g. "from myproj.runtime import DEVICE"
+
+
+def noqa_lines(source: str) -> Dict[int, Optional[FrozenSet[str]]]:
+    """Line -> suppressed codes (None: every code) for each ``# noqa`` comment."""
+    found: Dict[int, Optional[FrozenSet[str]]] = {}
+    if "noqa" not in source and "NOQA" not in source:
+        return found
+    for number, line in enumerate(source.splitlines(), start=1):
+        match = _NOQA.search(line)
+        if match:
+            codes = match.group("codes")
+            found[number] = (
+                frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c)
+                if codes
+                else None
+            )
+    return found
+
+
+class FileContext:
+    """State shared by the passes that run over one file."""
+
+    def __init__(self, options: Options, source: str) -> None:
+        self.options = options
+        self.diagnostics: List[Diagnostic] = []
+        self.noqa = noqa_lines(source)
+        # Filled by codemod.binding.plan_binding before the first pass runs.
+        self.device_name = options.device_name
+        self.torch_name = "torch"
+        self.needs_device = False
+        self.needs_torch = False  # some pass emitted `torch.<...>`
+        self.binding_exists = False  # the module already has the binding
+        self.binding_index: Optional[int] = None  # user statement to turn into it
+
+    def suppressed(self, line: int, code: str) -> bool:
+        if line not in self.noqa:
+            return False
+        codes = self.noqa[line]
+        return codes is None or any(code.startswith(c) for c in codes)
+
+    def decide(
+        self, rule: Rule, line: int, col: int, message: str = "", fix: Optional[Fix] = None
+    ) -> bool:
+        """Record the site and say whether its fix may be applied.
+
+        ``fix`` overrides the rule's fix kind for this one site (a site can be less
+        safe than the rule's usual case, or have no fix at all).
+        """
+        opts = self.options
+        if not opts.selection.enabled(rule.code) or self.suppressed(line, rule.code):
+            return False
+        fix = fix or rule.fix
+        text = message or rule.message
+        apply = fix is Fix.SAFE or (fix is Fix.UNSAFE and opts.unsafe_fixes)
+        if apply and rule.min_torch and rule.min_torch > opts.target_torch:
+            apply = False
+            text += (
+                f" (the fix needs torch >= {format_version(rule.min_torch)};"
+                f" target is {format_version(opts.target_torch)})"
+            )
+        elif fix is Fix.UNSAFE and not apply:
+            text += " (unsafe fix available with --unsafe-fixes)"
+        self.diagnostics.append(
+            Diagnostic("", line, col, rule.code, rule.name, text, fix.value, apply)
+        )
+        return apply
+
+
+class Pass(cst.CSTTransformer):
+    """Base class of a transform pass. Subclasses set RULES and TRIGGER."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
+    RULES: ClassVar[Tuple[Rule, ...]] = ()
+    # The pass runs only on files whose text matches this pattern.
+    TRIGGER: ClassVar[Pattern[str]] = re.compile("cuda")
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__()
+        self.context = context
+        self.changed = False
+
+    # -- names ----------------------------------------------------------------
+    def qualified_names(self, node: cst.CSTNode) -> Set[str]:
+        try:
+            return {q.name for q in self.get_metadata(QualifiedNameProvider, node)}
+        except KeyError:  # a node built by an earlier pass has no metadata
+            return set()
+
+    def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
+        """The one qualified name of ``node``, or None when ambiguous or unknown."""
+        names = self.qualified_names(node)
+        return next(iter(names)) if len(names) == 1 else None
+
+    def callee(self, call: cst.Call) -> Optional[str]:
+        return self.qualified_name(call.func)
+
+    # -- decisions ------------------------------------------------------------
+    def apply(
+        self, node: cst.CSTNode, code: str, message: str = "", fix: Optional[Fix] = None
+    ) -> bool:
+        """Record a site of rule ``code``; True when its fix should be applied."""
+        start = self.get_metadata(PositionProvider, node).start
+        decided = self.context.decide(
+            REGISTRY[code], start.line, start.column + 1, message, fix
+        )
+        self.changed |= decided
+        return decided
+
+    def report(self, node: cst.CSTNode, code: str, message: str = "") -> None:
+        """Record a site that is left as it is (no fix for this site)."""
+        self.apply(node, code, message, Fix.NONE)
+
+    # -- code to emit ---------------------------------------------------------
+    def device(self) -> cst.Name:
+        """The module's device binding (a torch.device)."""
+        self.context.needs_device = True
+        return cst.Name(self.context.device_name)
+
+    def device_type(self) -> cst.Attribute:
+        """``DEVICE.type``: the device as a string."""
+        return cst.Attribute(self.device(), cst.Name("type"))
+
+    def expr(self, template: str, **values: cst.BaseExpression) -> cst.BaseExpression:
+        """Parse ``template`` with ``{torch}`` and ``{device}`` filled in.
+
+        ``values`` are substituted as libcst nodes (see parse_template_expression).
+        """
+        if "{device}" in template:
+            self.device()
+        if "{torch}" in template:
+            self.context.needs_torch = True
+        code = template.replace("{torch}", self.context.torch_name).replace(
+            "{device}", self.context.device_name
+        )
+        if values:
+            from libcst.helpers import parse_template_expression
+
+            return parse_template_expression(code, **values)
+        return cst.parse_expression(code)

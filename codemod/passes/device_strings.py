@@ -1,0 +1,373 @@
+"""TP1xx: hard-coded CUDA device strings and ``torch.device("cuda")``.
+
+Only string literals whose *position* means "a device" are rewritten. A parent
+node (a call argument, a comparison, an assignment to a ``*device*`` name, ...)
+classifies its child literal on the way down; the literal is rewritten on the way
+up. Every other literal that is exactly ``"cuda"`` or ``"cuda:N"`` is reported.
+Types are kept: a string becomes ``DEVICE.type`` (or ``f"{DEVICE.type}:N"``), and
+only positions that take a ``torch.device`` get ``DEVICE`` itself.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Dict, Optional, Set, Tuple, Union
+
+import libcst as cst
+import libcst.matchers as m
+
+from codemod.passes.base import ACCELERATOR_TORCH, Pass
+from codemod.rules import Fix, Rule, register
+
+RULES = (
+    Rule(
+        "TP101",
+        "cuda-device-object",
+        '`torch.device("cuda")` hard-codes the CUDA device',
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Replaces `torch.device(\"cuda\")` with the module's device binding, and "
+        '`torch.device("cuda", i)` with `torch.device(DEVICE.type, i)`.',
+        why="A hard-coded CUDA device fails on a machine without CUDA and never uses "
+        "TPU, Trainium, MPS, XPU or NPU.",
+        before='x = torch.zeros(3).to(torch.device("cuda"))',
+        after="x = torch.zeros(3).to(DEVICE)",
+        safety="Safe: on a CUDA machine DEVICE is `device(type='cuda')`.",
+    ),
+    Rule(
+        "TP102",
+        "cuda-device-argument",
+        '"cuda" passed as a device argument',
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what='Rewrites `"cuda"` and `"cuda:N"` passed where PyTorch takes a device: '
+        "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
+        "`torch.set_default_device(...)`, `torch.autocast(...)`.",
+        why="The same call then runs on whatever accelerator is present, or the CPU.",
+        before='y = torch.ones(2, device="cuda")',
+        after="y = torch.ones(2, device=DEVICE)",
+        safety="Safe: strings stay strings (`DEVICE.type`); torch APIs that take a "
+        "`torch.device` get `DEVICE`.",
+    ),
+    Rule(
+        "TP103",
+        "cuda-if-available",
+        '`"cuda" if torch.cuda.is_available() else "cpu"` picks only CUDA',
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what='Replaces `"cuda" if torch.cuda.is_available() else "cpu"` with '
+        '`DEVICE.type` (or `DEVICE` inside `torch.device(...)`), and the "cuda" of '
+        'any other `"cuda" if ... else "cpu"` with `DEVICE.type`.',
+        why="The availability dance only knows CUDA; the binding knows every "
+        "accelerator PyTorch knows and falls back to the CPU.",
+        before='device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+        after="device = torch.accelerator.current_accelerator(check_available=True) "
+        'or torch.device("cpu")',
+        safety="Safe: identical on CUDA and on CPU-only machines.",
+    ),
+    Rule(
+        "TP104",
+        "cuda-device-comparison",
+        'comparison with the "cuda" device string',
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what='Rewrites `x == "cuda"`, `x != "cuda"`, `"cuda" in x` and `"cuda" not in '
+        'x` into tests against the accelerator: `x == DEVICE.type != "cpu"`.',
+        why="The test means 'is this the accelerator?'. The `!= \"cpu\"` half keeps it "
+        "false on a CPU-only machine, as the original was.",
+        before='if device_type == "cuda":\n    torch.cuda.synchronize()',
+        after='if device_type == DEVICE.type != "cpu":\n    ...',
+        safety="Safe: true exactly when the original was on a CUDA machine, and never "
+        "true on the CPU.",
+    ),
+    Rule(
+        "TP105",
+        "cuda-device-variable",
+        '"cuda" assigned to a device variable or default',
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what='Rewrites `"cuda"` assigned to a name containing "device", used as a '
+        "parameter default of such a name, as a `--device` option default, or as the "
+        'value of a `"device"` key.',
+        why="Configuration that defaults to CUDA crashes on every other machine.",
+        before='device = "cuda"',
+        after="device = DEVICE.type",
+        safety="Safe: the value stays a string; a user can still pass any device.",
+    ),
+    Rule(
+        "TP109",
+        "cuda-string-unknown-context",
+        'hard-coded "cuda" string in a position torchport cannot type; '
+        "derive it from the device binding (`DEVICE.type`)",
+        Fix.NONE,
+        None,
+        what='Reports a literal that is exactly "cuda" or "cuda:N" where torchport '
+        "cannot tell that it means a device (a list element, a return value, ...).",
+        why="Such strings are usually devices, but rewriting without knowing would "
+        "change data (dictionary keys, messages).",
+        before='DEVICES = ["cuda", "cpu"]',
+        after='DEVICES = [DEVICE.type, "cpu"]  # by hand',
+        safety="No automatic fix.",
+    ),
+)
+register(*RULES)
+
+_DEVICE_LITERAL = re.compile(r"cuda(:\d+)?")
+
+
+class Kind(enum.Enum):
+    STRING = "string"  # a device string is expected: DEVICE.type
+    OBJECT = "object"  # a torch.device is accepted: DEVICE
+    IGNORE = "ignore"  # not a device (dict key, subscript) or handled by the parent
+
+
+# Callee (qualified name) -> positional index and what it accepts there. Data, not code.
+DEVICE_POSITIONS: Dict[str, Tuple[int, Kind]] = {
+    "torch.device": (0, Kind.STRING),
+    "torch.set_default_device": (0, Kind.OBJECT),
+    "torch.load": (1, Kind.OBJECT),
+    "torch.get_device_module": (0, Kind.OBJECT),
+    "torch.Stream": (0, Kind.OBJECT),
+    "torch.Event": (0, Kind.OBJECT),
+    "torch.autocast": (0, Kind.STRING),
+    "torch.amp.autocast": (0, Kind.STRING),
+    "torch.amp.autocast_mode.autocast": (0, Kind.STRING),
+    "torch.amp.GradScaler": (0, Kind.STRING),
+    "torch.GradScaler": (0, Kind.STRING),
+    "torch.get_autocast_dtype": (0, Kind.STRING),
+    "torch.is_autocast_enabled": (0, Kind.STRING),
+    "torch.set_autocast_dtype": (0, Kind.STRING),
+    "torch.set_autocast_enabled": (0, Kind.STRING),
+    "torch.amp.is_autocast_available": (0, Kind.STRING),
+    "torch.distributed.get_default_backend_for_device": (0, Kind.OBJECT),
+}
+# Method name -> positional index (any receiver: `.to` is PyTorch's convention).
+DEVICE_METHODS: Dict[str, Tuple[int, Kind]] = {"to": (0, Kind.OBJECT)}
+# Keyword -> what it takes, for torch callees; elsewhere every device is a string.
+DEVICE_KEYWORDS: Dict[str, Kind] = {
+    "device": Kind.OBJECT,
+    "map_location": Kind.OBJECT,
+    "device_type": Kind.STRING,
+}
+
+Literal = Union[cst.SimpleString, cst.FormattedString]
+
+
+def device_literal(node: cst.CSTNode) -> Optional[str]:
+    """'cuda', 'cuda:N' or 'cuda:{}' (an f-string) when ``node`` is such a literal."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        if isinstance(value, str) and _DEVICE_LITERAL.fullmatch(value):
+            return value
+    elif isinstance(node, cst.FormattedString) and node.parts:
+        first = node.parts[0]
+        if (
+            isinstance(first, cst.FormattedStringText)
+            and first.value == "cuda:"
+            and len(node.parts) > 1
+        ):
+            return "cuda:{}"
+    return None
+
+
+def _is_cpu_literal(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+
+
+def _mentions_device(name: str) -> bool:
+    return "device" in name.lower()
+
+
+def _target_name(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
+
+
+class DeviceStrings(Pass):
+    RULES = RULES
+    TRIGGER = re.compile(r"cuda")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.kinds: Dict[cst.CSTNode, Tuple[Kind, str]] = {}
+        self.collapse: Set[cst.CSTNode] = set()  # IfExps that become the binding
+        self.device_types: Set[int] = set()  # ids of DEVICE.type nodes we built
+
+    # -- classification, top-down ---------------------------------------------
+    def mark(self, node: cst.CSTNode, kind: Kind, code: str) -> None:
+        if device_literal(node) or isinstance(node, cst.IfExp):
+            self.kinds.setdefault(node, (kind, code))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = self.callee(node)
+        torch_callee = bool(callee and callee.startswith("torch"))
+        position: Optional[Tuple[int, Kind]] = None
+        code = "TP101" if callee == "torch.device" else "TP102"
+        if callee in DEVICE_POSITIONS:
+            position = DEVICE_POSITIONS[callee]
+        elif isinstance(node.func, cst.Attribute):
+            position = DEVICE_METHODS.get(node.func.attr.value)
+            torch_callee = torch_callee or position is not None
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if position and position[0] < len(positional):
+            self.mark(positional[position[0]].value, position[1], code)
+        for arg in node.args:
+            if arg.keyword is None:
+                continue
+            keyword = arg.keyword.value
+            if keyword in DEVICE_KEYWORDS:
+                kind = DEVICE_KEYWORDS[keyword] if torch_callee else Kind.STRING
+                self.mark(arg.value, kind, code)
+            elif keyword == "default" and self._is_device_option(node):
+                self.mark(arg.value, Kind.STRING, "TP105")
+
+    @staticmethod
+    def _is_device_option(call: cst.Call) -> bool:
+        """``parser.add_argument("--device", default="cuda")``."""
+        return (
+            m.matches(call.func, m.Attribute(attr=m.Name("add_argument")))
+            and bool(call.args)
+            and isinstance(call.args[0].value, cst.SimpleString)
+            and _mentions_device(str(call.args[0].value.evaluated_value))
+        )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(_mentions_device(_target_name(t.target)) for t in node.targets):
+            self.mark(node.value, Kind.STRING, "TP105")
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and _mentions_device(_target_name(node.target)):
+            self.mark(node.value, Kind.STRING, "TP105")
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.default is not None and _mentions_device(node.name.value):
+            self.mark(node.default, Kind.STRING, "TP105")
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self.kinds[node.key] = (Kind.IGNORE, "")
+        if isinstance(node.key, cst.SimpleString) and _mentions_device(
+            str(node.key.evaluated_value)
+        ):
+            self.mark(node.value, Kind.STRING, "TP105")
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        if isinstance(node.slice, cst.Index):
+            self.kinds[node.slice.value] = (Kind.IGNORE, "")
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        cuda_body = device_literal(node.body) == "cuda"
+        if cuda_body and _is_cpu_literal(node.orelse) and self._is_availability(node.test):
+            self.collapse.add(node)
+            self.kinds[node.body] = (Kind.IGNORE, "")
+            return
+        kind, code = self.kinds.get(node, (Kind.STRING, "TP103"))
+        if kind is Kind.IGNORE:
+            return
+        for branch, other in ((node.body, node.orelse), (node.orelse, node.body)):
+            if device_literal(branch) and (
+                _is_cpu_literal(other) or node in self.kinds
+            ):
+                self.kinds.setdefault(branch, (Kind.STRING, code))
+
+    def _is_availability(self, test: cst.BaseExpression) -> bool:
+        return isinstance(test, cst.Call) and self.callee(test) == "torch.cuda.is_available"
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) != 1:
+            return
+        target = node.comparisons[0]
+        if isinstance(target.operator, (cst.Equal, cst.NotEqual)):
+            sides = (node.left, target.comparator)
+        elif isinstance(target.operator, (cst.In, cst.NotIn)):
+            # `"cuda" in device` tests a device string; `"cuda" in versions` is a
+            # lookup in some mapping: only the former is rewritten.
+            container = cst.Module([]).code_for_node(target.comparator)
+            if not re.search("dev", container, re.IGNORECASE):
+                return
+            sides = (node.left,)
+        else:
+            return
+        for side in sides:
+            if device_literal(side) == "cuda":
+                self.kinds[side] = (Kind.IGNORE, "")
+                self.kinds[node] = (Kind.STRING, "TP104")
+                return
+
+    # -- rewriting, bottom-up -------------------------------------------------
+    def _string_type(self) -> cst.Attribute:
+        node = self.device_type()
+        self.device_types.add(id(node))
+        return node
+
+    def _replacement(self, original: Literal, kind: Kind) -> cst.BaseExpression:
+        literal = device_literal(original)
+        if literal == "cuda":
+            return self.device() if kind is Kind.OBJECT else self._string_type()
+        # "cuda:N" / f"cuda:{i}" -> f"{DEVICE.type}:N" / f"{DEVICE.type}:{i}"
+        if isinstance(original, cst.SimpleString):
+            quote = original.quote
+            rest = [cst.FormattedStringText(literal[len("cuda") :])]
+        else:
+            quote = original.start[len(original.prefix) :]
+            first = original.parts[0]
+            rest = [first.with_changes(value=first.value[len("cuda") :])]  # type: ignore[union-attr]
+            rest += list(original.parts[1:])
+        head = cst.FormattedStringExpression(self.device_type())
+        return cst.FormattedString(parts=[head, *rest], start="f" + quote, end=quote)
+
+    def _leave_literal(self, original: Literal, updated: Literal) -> cst.BaseExpression:
+        if device_literal(original) is None:
+            return updated
+        kind, code = self.kinds.get(original, (None, "TP109"))
+        if kind is Kind.IGNORE:
+            return updated
+        if kind is None:
+            self.report(original, "TP109")
+            return updated
+        if self.apply(original, code):
+            return self._replacement(original, kind)
+        return updated
+
+    def leave_SimpleString(self, original_node, updated_node):
+        return self._leave_literal(original_node, updated_node)
+
+    def leave_FormattedString(self, original_node, updated_node):
+        return self._leave_literal(original_node, updated_node)
+
+    def leave_IfExp(self, original_node, updated_node):
+        if original_node not in self.collapse:
+            return updated_node
+        kind = self.kinds.get(original_node, (Kind.STRING, ""))[0]
+        if not self.apply(original_node, "TP103"):
+            return updated_node
+        return self.device() if kind is Kind.OBJECT else self._string_type()
+
+    def leave_Call(self, original_node, updated_node):
+        # torch.device(DEVICE.type) -> DEVICE
+        if (
+            len(updated_node.args) == 1
+            and id(updated_node.args[0].value) in self.device_types
+            and self.callee(original_node) == "torch.device"
+        ):
+            return self.device()
+        return updated_node
+
+    def leave_Comparison(self, original_node, updated_node):
+        if self.kinds.get(original_node, (None,))[0] is not Kind.STRING:
+            return updated_node
+        if not self.apply(original_node, "TP104"):
+            return updated_node
+        target = updated_node.comparisons[0]
+        literal_left = device_literal(original_node.left) == "cuda"
+        subject = target.comparator if literal_left else updated_node.left
+        template = {
+            cst.Equal: '({subject} == {device}.type != "cpu")',
+            cst.NotEqual: '({subject} != {device}.type or {device}.type == "cpu")',
+            cst.In: '({device}.type != "cpu" and {device}.type in {subject})',
+            cst.NotIn: '({device}.type == "cpu" or {device}.type not in {subject})',
+        }[type(target.operator)]
+        return self.expr(template, subject=subject)

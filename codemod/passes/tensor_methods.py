@@ -1,0 +1,176 @@
+"""TP2xx: tensor and module methods that name CUDA: ``.cuda()``, ``.is_cuda``, pinning."""
+
+from __future__ import annotations
+
+import re
+from typing import Set
+
+import libcst as cst
+import libcst.matchers as m
+
+from codemod.passes.base import ACCELERATOR_TORCH, Pass
+from codemod.rules import Fix, Rule, register
+
+RULES = (
+    Rule(
+        "TP201",
+        "cuda-method",
+        "`.cuda()` moves to CUDA only; use `.to(DEVICE)`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `x.cuda()` to `x.to(DEVICE)`, keeping `non_blocking=` and "
+        "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(DEVICE.type, i))`.",
+        why="`.cuda()` raises on every machine without CUDA.",
+        before="model = Net().cuda()\nx = x.cuda(non_blocking=True)",
+        after="model = Net().to(DEVICE)\nx = x.to(DEVICE, non_blocking=True)",
+        safety="Safe for no argument and integer literals. An index held in a variable "
+        "is assumed to be an int (unsafe); in a module that defines its own `cuda` "
+        "method the call is only reported.",
+    ),
+    Rule(
+        "TP202",
+        "is-cuda",
+        "`.is_cuda` only knows CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE.type != "cpu")`.',
+        why='A plain `x.device.type == DEVICE.type` would call a CPU tensor "on the '
+        'accelerator" on a CPU-only machine; the `!= "cpu"` half keeps it false there.',
+        before="if x.is_cuda:\n    ...",
+        after='if x.device.type == DEVICE.type != "cpu":\n    ...',
+        safety="Safe: the same truth value on CUDA and on CPU-only machines.",
+    ),
+    Rule(
+        "TP203",
+        "pin-memory",
+        "`pin_memory()` raises on a machine without an accelerator",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what='Rewrites `x.pin_memory()` to `(x.pin_memory() if DEVICE.type != "cpu" '
+        'else x)` and `pin_memory=True` in tensor factories to `pin_memory=DEVICE.type '
+        '!= "cpu"`.',
+        why="Pinning needs an accelerator: on CPU PyTorch it raises, where a CUDA "
+        "program would just have run slower.",
+        before="batch = batch.pin_memory()",
+        after='batch = batch.pin_memory() if DEVICE.type != "cpu" else batch',
+        safety="Safe: only one branch of the conditional runs, so the receiver is "
+        "evaluated once, as before.",
+    ),
+)
+register(*RULES)
+
+# Tensor factories that take pin_memory= (DataLoader only warns, so it is left alone).
+PINNING_FACTORIES = {
+    f"torch.{name}"
+    for name in (
+        "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like "
+        "rand rand_like randn randn_like randint randint_like arange range linspace "
+        "logspace eye tensor as_tensor"
+    ).split()
+}
+
+
+class TensorMethods(Pass):
+    RULES = RULES
+    TRIGGER = re.compile(r"\.cuda\b|is_cuda|pin_memory")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        # A module that defines its own `cuda` method: `.cuda()` may not be torch's.
+        self.own_cuda: Set[str] = {
+            f.name.value for f in m.findall(node, m.FunctionDef(name=m.Name("cuda")))
+        }
+        self.guarded: Set[cst.CSTNode] = set()
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        # `x.pin_memory() if <guard> else x` is already guarded (by torchport or by hand).
+        if m.matches(node.body, m.Call(func=m.Attribute(attr=m.Name("pin_memory")))):
+            self.guarded.add(node.body)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        func = updated_node.func
+        if m.matches(func, m.Attribute(attr=m.Name("cuda"))):
+            return self._cuda_call(original_node, updated_node)
+        if (
+            m.matches(func, m.Attribute(attr=m.Name("pin_memory")))
+            and not updated_node.args
+            and original_node not in self.guarded
+        ):
+            return self._pin_call(original_node, updated_node)
+        if self.callee(original_node) in PINNING_FACTORIES:
+            return self._pin_keyword(original_node, updated_node)
+        return updated_node
+
+    def _cuda_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.qualified_name(original.func) and self.callee(original).startswith(
+            "torch.cuda"
+        ):
+            return updated  # torch.cuda itself, not a method: the runtime pass's job
+        if self.own_cuda:
+            self.report(original, "TP201", "`.cuda()` in a module that defines its own "
+                        "`cuda` method: check the receiver, then use `.to(DEVICE)`")
+            return updated
+        index = [a for a in updated.args if a.keyword is None or a.keyword.value == "device"]
+        rest = [a for a in updated.args if a not in index]
+        if len(index) > 1 or any(a.star for a in updated.args):
+            self.report(original, "TP201")
+            return updated
+        literal = not index or isinstance(index[0].value, cst.Integer)
+        message = "" if literal else (
+            "`.cuda(i)` with a variable index: assumed to be an int"
+        )
+        if not self.apply(original, "TP201", message, None if literal else Fix.UNSAFE):
+            return updated
+        if index:
+            target = self.expr(
+                "{torch}.device({device}.type, {index})", index=index[0].value
+            )
+        else:
+            target = self.device()
+        args = [cst.Arg(target)] + [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rest]
+        args = [
+            a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            if i < len(args) - 1
+            else a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            for i, a in enumerate(args)
+        ]
+        return updated.with_changes(
+            func=updated.func.with_changes(attr=cst.Name("to")), args=args
+        )
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
+        if updated_node.attr.value != "is_cuda":
+            return updated_node
+        if not self.apply(original_node, "TP202"):
+            return updated_node
+        return self.expr(
+            '({receiver}.device.type == {device}.type != "cpu")',
+            receiver=updated_node.value,
+        )
+
+    def _pin_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        # Only one branch of the conditional runs, so the receiver is still evaluated
+        # once, whatever it is.
+        if not self.apply(original, "TP203"):
+            return updated
+        receiver = updated.func.value  # type: ignore[attr-defined]
+        return self.expr(
+            '({call} if {device}.type != "cpu" else {receiver})',
+            call=updated,
+            receiver=receiver.deep_clone(),
+        )
+
+    def _pin_keyword(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        for position, arg in enumerate(original.args):
+            if (
+                arg.keyword is not None
+                and arg.keyword.value == "pin_memory"
+                and m.matches(arg.value, m.Name("True"))
+            ):
+                if not self.apply(arg, "TP203"):
+                    return updated
+                args = list(updated.args)
+                args[position] = args[position].with_changes(
+                    value=self.expr('{device}.type != "cpu"')
+                )
+                return updated.with_changes(args=args)
+        return updated

@@ -1,0 +1,81 @@
+"""The rule registry.
+
+Every rule is declared once, as data, next to the pass that implements it
+(``codemod/passes/<pass>.py``). Importing :mod:`codemod.passes` fills the registry.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Dict, Iterable, Optional, Tuple
+
+TorchVersion = Tuple[int, int]
+
+
+class Fix(enum.Enum):
+    """How a rule's rewrite may be applied."""
+
+    SAFE = "safe"  # applied by default
+    UNSAFE = "unsafe"  # applied only with --unsafe-fixes
+    NONE = "none"  # report only
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str  # "TP101"
+    name: str  # "cuda-device-string"
+    message: str  # one line, shown with every diagnostic
+    fix: Fix
+    min_torch: Optional[TorchVersion]  # the release the rewrite needs
+    what: str = ""  # documentation: what it does
+    why: str = ""  # documentation: why it matters
+    before: str = ""  # documentation: example input
+    after: str = ""  # documentation: example output
+    safety: str = ""  # documentation: why the fix is safe / unsafe / absent
+
+
+REGISTRY: Dict[str, Rule] = {}
+
+
+def register(*rules: Rule) -> None:
+    for rule in rules:
+        if rule.code in REGISTRY:
+            raise ValueError(f"rule {rule.code} registered twice")
+        REGISTRY[rule.code] = rule
+
+
+def all_rules() -> Dict[str, Rule]:
+    import codemod.passes  # noqa: F401  (registers every pass's rules)
+
+    return dict(sorted(REGISTRY.items()))
+
+
+def parse_version(text: str) -> TorchVersion:
+    """'2.7' or '2.7.1' -> (2, 7); raises ValueError on anything else."""
+    parts = str(text).strip().split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        raise ValueError(f"not a torch version: {text!r} (expected MAJOR.MINOR)")
+    return int(parts[0]), int(parts[1])
+
+
+def format_version(version: TorchVersion) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+class Selection:
+    """Which rule codes are enabled: Ruff-style code prefixes, longest match wins."""
+
+    def __init__(self, select: Iterable[str] = ("TP",), ignore: Iterable[str] = ()):
+        self.select = tuple(code.upper() for code in select)
+        self.ignore = tuple(code.upper() for code in ignore)
+
+    def enabled(self, code: str) -> bool:
+        def longest(prefixes: Tuple[str, ...]) -> int:
+            return max(
+                (len(p) for p in prefixes if p == "ALL" or code.startswith(p)),
+                default=-1,
+            )
+
+        chosen, dropped = longest(self.select), longest(self.ignore)
+        return chosen >= 0 and chosen > dropped

@@ -1,0 +1,50 @@
+"""Discovery of the golden fixtures: fixtures/<pass>/<case>.before.py and .after.py.
+
+A fixture may start with a comment line ``# fixture-options: --target-torch 2.5
+--unsafe-fixes --device-name DEV`` to run the case with other options.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import List
+
+from codemod.passes.base import Options
+from codemod.rules import parse_version
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def before_files() -> List[Path]:
+    return sorted(FIXTURES.glob("*/*.before.py"))
+
+
+def case_id(before: Path) -> str:
+    return f"{before.parent.name}/{before.name[: -len('.before.py')]}"
+
+
+def after_of(before: Path) -> Path:
+    return before.with_name(before.name.replace(".before.py", ".after.py"))
+
+
+def diagnostics_of(before: Path) -> Path:
+    return before.with_name(before.name.replace(".before.py", ".diagnostics.txt"))
+
+
+def options_of(source: str) -> Options:
+    first = source.splitlines()[0] if source else ""
+    args = shlex.split(first.split(":", 1)[1]) if first.startswith("# fixture-options:") else []
+    values = {"target_torch": (2, 10), "unsafe_fixes": False, "device_name": "DEVICE"}
+    while args:
+        flag = args.pop(0)
+        if flag == "--target-torch":
+            values["target_torch"] = parse_version(args.pop(0))
+        elif flag == "--unsafe-fixes":
+            values["unsafe_fixes"] = True
+        elif flag == "--device-name":
+            values["device_name"] = args.pop(0)
+        else:
+            raise ValueError(f"unknown fixture option {flag}")
+    return Options(**values)

@@ -1,0 +1,67 @@
+"""Every fixture pair: before rewrites to after, after is a fixed point, the expected
+diagnostics appear, and the after program runs to completion on CPU PyTorch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import black
+import pytest
+
+from codemod.diagnostics import render_text
+from codemod.transform import rewrite_source
+from tests.fixture_cases import after_of, before_files, case_id, diagnostics_of, options_of
+
+CASES = before_files()
+MODE = black.Mode()
+
+
+def _rewrite(source: str):
+    return rewrite_source(source, options_of(source), format_mode=MODE)
+
+
+def _remaining(rewrite) -> str:
+    left = [d.at("") for d in rewrite.diagnostics if not d.applied]
+    return "".join(line[1:] for line in render_text(left).splitlines(keepends=True))
+
+
+@pytest.mark.parametrize("before", CASES, ids=case_id)
+def test_before_rewrites_to_after(before):
+    after = after_of(before)
+    assert after.is_file(), f"{after} is missing"
+    result = _rewrite(before.read_text(encoding="utf-8"))
+    assert result.code == after.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("before", CASES, ids=case_id)
+def test_after_is_a_fixed_point(before):
+    after = after_of(before).read_text(encoding="utf-8")
+    assert _rewrite(after).code == after
+
+
+@pytest.mark.parametrize("before", CASES, ids=case_id)
+def test_expected_diagnostics(before):
+    expected_file = diagnostics_of(before)
+    expected = expected_file.read_text(encoding="utf-8") if expected_file.exists() else ""
+    assert _remaining(_rewrite(before.read_text(encoding="utf-8"))) == expected
+
+
+@pytest.mark.parametrize("before", CASES, ids=case_id)
+def test_after_runs_on_cpu(before, tmp_path):
+    after = after_of(before)
+    env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run(
+        [sys.executable, str(after)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_there_are_enough_fixtures():
+    assert len(CASES) >= 30
