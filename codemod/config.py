@@ -74,7 +74,9 @@ def read_table(pyproject: Path) -> Dict[str, Any]:
     for key, value in table.items():
         if key not in KEYS:
             known = ", ".join(sorted(KEYS))
-            raise ConfigError(f"{pyproject}: unknown key tool.torchport.{key} (known: {known})")
+            raise ConfigError(
+                f"{pyproject}: unknown key tool.torchport.{key} (known: {known})"
+            )
         if not isinstance(value, KEYS[key]):
             expected = " or ".join(t.__name__ for t in KEYS[key])
             raise ConfigError(f"{pyproject}: tool.torchport.{key} must be a {expected}")
@@ -82,14 +84,17 @@ def read_table(pyproject: Path) -> Dict[str, Any]:
 
 
 _TORCH_REQUIREMENT = re.compile(
-    r"""(?:^|["'\s,])torch\s*(?:\[[^\]]*\])?\s*(?:==|>=|~=|===)\s*(\d+\.\d+)""", re.MULTILINE
+    r"""(?:^|["'\s,])torch\s*(?:\[[^\]]*\])?\s*(?:==|>=|~=|===)\s*(\d+\.\d+)""",
+    re.MULTILINE,
 )
 
 
 def declared_torch(root: Path) -> Optional[Tuple[TorchVersion, str]]:
     """The oldest torch the project declares it supports (``torch>=2.4`` -> (2, 4))."""
     candidates = [root / "pyproject.toml", root / "setup.cfg", root / "setup.py"]
-    candidates += sorted(root.glob("requirements*.txt")) + sorted(root.glob("requirements/*.txt"))
+    candidates += sorted(root.glob("requirements*.txt")) + sorted(
+        root.glob("requirements/*.txt")
+    )
     for path in candidates:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -132,7 +137,9 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
             target = parse_version(raw_target)
         except ValueError as error:
             raise ConfigError(f"{where}: target-torch: {error}")
-        target_source = "--target-torch" if flags.get("target-torch") else str(pyproject)
+        target_source = (
+            "--target-torch" if flags.get("target-torch") else str(pyproject)
+        )
     elif pyproject is not None:
         declared = declared_torch(pyproject.parent)
         if declared:
@@ -140,7 +147,9 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
 
     device_name = pick("device-name", "DEVICE")
     if not str(device_name).isidentifier():
-        raise ConfigError(f"{where}: device-name must be a Python identifier: {device_name!r}")
+        raise ConfigError(
+            f"{where}: device-name must be a Python identifier: {device_name!r}"
+        )
 
     options = Options(
         target_torch=target,
@@ -150,7 +159,13 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
         device_import=table.get("device-import"),
     )
     exclude = _exclude(pyproject.parent if pyproject else None, table)
-    return Settings(options, bool(pick("format", True)), exclude, pyproject.parent if pyproject else None, target_source)
+    return Settings(
+        options,
+        bool(pick("format", True)),
+        exclude,
+        pyproject.parent if pyproject else None,
+        target_source,
+    )
 
 
 def _exclude(root: Optional[Path], table: Dict[str, Any]):

@@ -22,7 +22,9 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 from codemod.diagnostics import Diagnostic
 
 # Union of the passes' triggers, as bytes. Kept in sync by tests/test_engine.py.
-PREFILTER = re.compile(rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune")
+PREFILTER = re.compile(
+    rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune"
+)
 
 SKIPPED_DIRS = {
     ".git",
@@ -202,9 +204,7 @@ def process_source(
     if "\x00" in source:
         result.error = f"{display}: cannot parse: file contains NUL bytes"
         return result
-    import libcst as cst
-
-    from codemod.transform import RewriteError, rewrite_source
+    from codemod.transform import ParseError, RewriteError, rewrite_source
 
     mode = None
     if job.format:
@@ -218,8 +218,8 @@ def process_source(
             format_mode=mode,
             positions="output" if job.mode == WRITE else "input",
         )
-    except cst.ParserSyntaxError as error:
-        result.error = f"{display}: cannot parse: {_one_line(error)}"
+    except ParseError as error:
+        result.error = f"{display}: cannot parse: {error}"
         return result
     except RewriteError as error:
         result.error = f"{display}: internal error: {error}; file left untouched"
@@ -246,7 +246,9 @@ def unified_diff(display: str, old: str, new: str) -> str:
     )
     out = []
     for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        out.append(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        )
     return "".join(out)
 
 
@@ -264,7 +266,9 @@ def process_file(path: Path, job: Job) -> FileResult:
             write_atomic(path, result.output, data, before)
             result.written = True
         except FileChangedError:
-            result.error = f"{display}: changed while torchport was running; not written"
+            result.error = (
+                f"{display}: changed while torchport was running; not written"
+            )
         except ReadOnlyError:
             result.error = f"{display}: read-only file; not written"
         except OSError as error:
@@ -281,7 +285,9 @@ class ReadOnlyError(Exception):
     pass
 
 
-def write_atomic(path: Path, data: bytes, original: bytes, before: os.stat_result) -> None:
+def write_atomic(
+    path: Path, data: bytes, original: bytes, before: os.stat_result
+) -> None:
     """Replace ``path`` with ``data`` atomically, keeping mode and owner.
 
     The new bytes go to a temporary file beside the original, are flushed to disk,
@@ -290,7 +296,9 @@ def write_atomic(path: Path, data: bytes, original: bytes, before: os.stat_resul
     if not before.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise ReadOnlyError()
     target = Path(os.path.realpath(path))
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".torchport~", dir=target.parent)
+    fd, temp = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".torchport~", dir=target.parent
+    )
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -318,7 +326,9 @@ def write_atomic(path: Path, data: bytes, original: bytes, before: os.stat_resul
 
 def _one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
-    return " ".join(part.strip() for part in text if part.strip()) or type(error).__name__
+    return (
+        " ".join(part.strip() for part in text if part.strip()) or type(error).__name__
+    )
 
 
 # -- many files -------------------------------------------------------------------------
@@ -326,7 +336,9 @@ def _work(args: Tuple[Path, Job]) -> FileResult:
     return process_file(*args)
 
 
-def run(files: Sequence[Path], job: Job, jobs: Optional[int] = None, progress=None) -> List[FileResult]:
+def run(
+    files: Sequence[Path], job: Job, jobs: Optional[int] = None, progress=None
+) -> List[FileResult]:
     """Process ``files``; results come back in the order of ``files``.
 
     Files whose bytes cannot need a rewrite are settled here without a worker.
@@ -338,7 +350,9 @@ def run(files: Sequence[Path], job: Job, jobs: Optional[int] = None, progress=No
             with open(path, "rb") as handle:
                 data = handle.read()
         except OSError as error:
-            results[index] = FileResult(str(path), error=f"{path}: cannot read: {error.strerror}")
+            results[index] = FileResult(
+                str(path), error=f"{path}: cannot read: {error.strerror}"
+            )
             continue
         if needs_parsing(data):
             todo.append(index)
