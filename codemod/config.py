@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from codemod.passes.base import DEFAULT_TARGET_TORCH, Options
+from codemod.options import DEFAULT_TARGET_TORCH, Options
 from codemod.rules import Selection, TorchVersion, parse_version
 
 if sys.version_info >= (3, 11):

@@ -10,7 +10,6 @@ the end (``codemod.binding``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import ClassVar, Dict, FrozenSet, List, Optional, Pattern, Set, Tuple
 
 import libcst as cst
@@ -21,28 +20,20 @@ from libcst.metadata import (
     QualifiedNameSource,
 )
 
+from codemod.diagnostics import Diagnostic
 from codemod.names import ModuleFacts
 
-from codemod.diagnostics import Diagnostic
-from codemod.rules import REGISTRY, Fix, Rule, Selection, TorchVersion, format_version
-
-DEFAULT_TARGET_TORCH: TorchVersion = (2, 10)
-ACCELERATOR_TORCH: TorchVersion = (2, 6)  # first release with torch.accelerator
+# Passes import these from here; they live in codemod.options, which needs no libcst.
+from codemod.options import (
+    ACCELERATOR_TORCH,
+    DEFAULT_TARGET_TORCH,
+    Options,
+)  # noqa: F401
+from codemod.rules import REGISTRY, Fix, Rule, format_version
 
 _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
-
-
-@dataclass(frozen=True)
-class Options:
-    """What a rewrite depends on, resolved from flags and configuration."""
-
-    target_torch: TorchVersion = DEFAULT_TARGET_TORCH
-    device_name: str = "DEVICE"
-    unsafe_fixes: bool = False
-    selection: Selection = field(default_factory=Selection)
-    device_import: Optional[str] = None  # e.g. "from myproj.runtime import DEVICE"
 
 
 def noqa_lines(source: str) -> Dict[int, Optional[FrozenSet[str]]]:
@@ -60,6 +51,16 @@ def noqa_lines(source: str) -> Dict[int, Optional[FrozenSet[str]]]:
                 else None
             )
     return found
+
+
+def attribute_name(node: cst.CSTNode) -> Optional[str]:
+    """``x.name`` -> "name" (and for a call, of its callee); else None.
+
+    Plain isinstance checks: importing libcst.matchers costs more than a rewrite.
+    """
+    if isinstance(node, cst.Call):
+        node = node.func
+    return node.attr.value if isinstance(node, cst.Attribute) else None
 
 
 class FileContext:

@@ -15,9 +15,8 @@ import re
 from typing import Dict, Optional, Set, Tuple, Union
 
 import libcst as cst
-import libcst.matchers as m
 
-from codemod.passes.base import ACCELERATOR_TORCH, Pass
+from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
 from codemod.rules import Fix, Rule, register
 
 RULES = (
@@ -229,7 +228,7 @@ class DeviceStrings(Pass):
     def _is_device_option(call: cst.Call) -> bool:
         """``parser.add_argument("--device", default="cuda")``."""
         return (
-            m.matches(call.func, m.Attribute(attr=m.Name("add_argument")))
+            attribute_name(call) == "add_argument"
             and bool(call.args)
             and isinstance(call.args[0].value, cst.SimpleString)
             and _mentions_device(str(call.args[0].value.evaluated_value))
