@@ -160,6 +160,7 @@ def rewrite_source(
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     added = binding.insertions(tree, lines, context, first_device_use, newline)
     code, mapping = _assemble(lines, outputs, local_maps, added)
+    code = _remove_unused_imports(code, context)
     diagnostics = sorted(context.diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != source:
         try:
@@ -174,6 +175,25 @@ def rewrite_source(
                 replace(d, line=mapping.get(d.line, d.line)) for d in diagnostics
             ]
     return Rewrite(source, code, diagnostics)
+
+
+def _remove_unused_imports(code: str, context: FileContext) -> str:
+    """Drop the imports passes asked about (``Pass.drop_import_if_unused``) that
+    nothing refers to any more. This needs the whole module and a scope analysis,
+    so it runs only in the few files where a pass asked."""
+    if not context.unused_imports:
+        return code
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    codemod_context = CodemodContext()
+    for module, name, alias in context.unused_imports:
+        RemoveImportsVisitor.remove_unused_import(codemod_context, module, name, alias)
+    try:
+        tree = cst.parse_module(code)
+    except cst.ParserSyntaxError:
+        return code  # reported by the validity check that follows
+    return RemoveImportsVisitor(codemod_context).transform_module(tree).code
 
 
 def _parsed(found: List[chunks.Chunk], lines: Sequence[str]):

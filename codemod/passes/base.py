@@ -77,6 +77,9 @@ class FileContext:
         self.line_offset = 0
         self.col_offset = 0
         self.claimed: Set[cst.CSTNode] = set()  # nodes a pass rewrites as a whole
+        # (module, name, alias) imports a rewrite may have left unused; removed after
+        # the passes, and only when nothing refers to them any more.
+        self.unused_imports: List[Tuple[str, Optional[str], Optional[str]]] = []
         # Filled by codemod.binding.plan_binding before the first pass runs.
         self.device_name = options.device_name
         self.torch_name = "torch"
@@ -193,6 +196,14 @@ class Pass(cst.CSTTransformer):
     def report(self, node: cst.CSTNode, code: str, message: str = "") -> None:
         """Record a site that is left as it is (no fix for this site)."""
         self.apply(node, code, message, Fix.NONE)
+
+    def drop_import_if_unused(
+        self, module: str, name: Optional[str] = None, alias: Optional[str] = None
+    ) -> None:
+        """Remove ``from module import name as alias`` after the passes, if unused."""
+        entry = (module, name, alias)
+        if entry not in self.context.unused_imports:
+            self.context.unused_imports.append(entry)
 
     # -- code to emit ---------------------------------------------------------
     def device(self) -> cst.Name:
