@@ -135,9 +135,10 @@ def test_comment_only_mentions_change_nothing():
 def test_blank_lines_with_spaces_survive_black_in_a_changed_chunk():
     import black
 
+    # The hit is in the header, so the whole function is one chunk, blank line too.
     source = (
         "import torch\n\n\n"
-        "def f(x):\n"
+        "def f(x, device='cuda'):\n"
         "    y = x.cuda()\n"
         "    \n"
         "    return y\n"
