@@ -14,7 +14,8 @@ reports one markdown table row per folder:
 ``changed``      files the first run changed
 ``crash``        runs that exited outside 0/1/2, printed a traceback, timed out or printed
                  output that is not JSON
-``parse err``    diagnostics/stderr lines that report errors (code not ``TPnnn``)
+``errors``       error diagnostics (code not ``TPnnn``) or stderr lines saying "error" (parse
+                 errors, internal errors)
 ``no compile``   changed ``.py`` files that compiled before and no longer ``compile()``
 ``non-idem``     files the second run changed again
 ``no-cuda chg``  changed files without ``cuda`` bytes (must be 0)
@@ -30,6 +31,7 @@ reports one markdown table row per folder:
 The default command is ``torchport`` when it is on PATH, else ``<python> -m codemod`` with the
 repository root put on ``PYTHONPATH``.  Nothing here imports ``codemod``: the census is
 ``scripts/census.py`` (stdlib ``ast``), so the checks do not share torchport's bugs.
+``--args "--target-torch 2.9"`` passes extra options to both runs.
 ``--verbose`` lists every problem found; ``--keep`` keeps the rewritten copies.
 """
 
@@ -87,7 +89,7 @@ class Row:
         "cuda",
         "changed",
         "crash",
-        "parse err",
+        "errors",
         "no compile",
         "non-idem",
         "no-cuda chg",
@@ -399,12 +401,18 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="command to run (default: torchport, else python -m codemod)",
     )
+    ap.add_argument(
+        "--args",
+        default="",
+        help='extra torchport arguments for both runs, e.g. "--target-torch 2.9"',
+    )
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--verbose", "-v", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the rewritten copies")
     ap.add_argument("--json", action="store_true", help="print rows as JSON instead")
     args = ap.parse_args(argv)
     cmd = shlex.split(args.torchport) if args.torchport else default_command()
+    cmd += shlex.split(args.args)
     rows = []
     for folder in args.folders:
         if not folder.is_dir():
