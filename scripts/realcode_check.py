@@ -22,6 +22,8 @@ reports one markdown table row per folder:
 ``text chg``     changed files whose comments, docstrings or non-device string literals
                  changed (device strings ``"cuda"``, ``"cuda:N"``, ``"cuda:{}"``,
                  f-strings starting ``cuda:``, and ``"nccl"`` may change)
+``ws chg``       changed files where whitespace-only lines were edited or removed on their
+                 own (not part of a code change): "nothing else moves"
 ``sites``        census sites before -> after
 ``diags``        diagnostics printed by the second run
 ``silent``       census sites left in the rewritten copy with no diagnostic of the second
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import io
 import json
 import os
@@ -76,6 +79,7 @@ class Row:
     non_idempotent: int = 0
     nocuda_changed: int = 0
     text_changed: int = 0
+    ws_changed: int = 0
     sites_before: int = 0
     sites_after: int = 0
     diags: int = 0
@@ -94,6 +98,7 @@ class Row:
         "non-idem",
         "no-cuda chg",
         "text chg",
+        "ws chg",
         "sites",
         "diags",
         "silent",
@@ -112,6 +117,7 @@ class Row:
             str(self.non_idempotent),
             str(self.nocuda_changed),
             str(self.text_changed),
+            str(self.ws_changed),
             f"{self.sites_before} -> {self.sites_after}",
             str(self.diags),
             str(self.silent),
@@ -227,6 +233,23 @@ def text_changes(before: bytes, after: bytes) -> list[str]:
     return out
 
 
+def whitespace_edits(before: bytes, after: bytes) -> list[int]:
+    """Lines (1-based, in ``before``) of whitespace-only lines that were changed or removed
+    without any code change in the same diff hunk (e.g. trailing blanks stripped far from any
+    rewritten site)."""
+    a = before.decode("utf-8", "replace").splitlines()
+    b = after.decode("utf-8", "replace").splitlines()
+    out = []
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag in ("replace", "delete"):
+            if all(not x.strip() for x in a[i1:i2]) and all(
+                not x.strip() for x in b[j1:j2]
+            ):
+                out.extend(range(i1 + 1, i2 + 1))
+    return out
+
+
 def run_tool(cmd: list[str], target: Path, timeout: float, env: dict) -> dict:
     t0 = time.perf_counter()
     try:
@@ -338,6 +361,15 @@ def check(
                 if compiles(b, k) and not compiles(a, k):
                     row.no_compile += 1
                     problems.append(f"{k}: no longer compiles")
+                ws = whitespace_edits(b, a)
+                if ws:
+                    row.ws_changed += 1
+                    shown = ", ".join(map(str, ws[:10])) + (
+                        " ..." if len(ws) > 10 else ""
+                    )
+                    problems.append(
+                        f"{k}: {len(ws)} whitespace-only line(s) changed: {shown}"
+                    )
                 tc = text_changes(b, a)
                 if tc:
                     row.text_changed += 1
@@ -434,6 +466,7 @@ def main(argv: list[str] | None = None) -> int:
         + r.non_idempotent
         + r.nocuda_changed
         + r.text_changed
+        + r.ws_changed
         + r.silent
         for r in rows
     )
