@@ -10,7 +10,10 @@ its bugs.  A *site* is one of these kinds:
 ``device-fstring``  an f-string whose text starts with ``cuda:``
 ``.cuda()``         a ``.cuda(...)`` method call
 ``.is_cuda``        the ``.is_cuda`` attribute
-``pin_memory``      a ``.pin_memory(...)`` call or a ``pin_memory=True`` keyword argument
+``pin_memory``      a ``.pin_memory(...)`` call or a ``pin_memory=True`` keyword argument,
+                    unless guarded by ``if torch.accelerator.is_available()`` / ``!= "cpu"``
+``dataloader-pin``  ``pin_memory=True`` given to a ``...DataLoader(...)`` (portable since
+                    torch 2.7: it pins for the current accelerator and only warns on CPU)
 ``torch.cuda``      any name or attribute chain resolving to ``torch.cuda`` or below, including
                     ``from torch.cuda... import ...`` statements
 ``backend-flag``    ``torch.backends.cudnn.*`` and ``torch.backends.cuda.*``
@@ -57,6 +60,7 @@ DEVICE_RE = re.compile(r"^cuda(:\d+)?$")
 DEVICE_FORMAT_RE = re.compile(r"^cuda:(\{[^{}]*\}|%[ds])$")
 # Raw-byte pre-filter: a file with none of these (lower-cased) cannot contain a site.
 PREFILTER = (b"cuda", b"nccl", b"pin_memory", b"pynvml", b"apex")
+GUARD_RE = re.compile(r"accelerator\.is_available\(\)|!=\s*['\"]cpu['\"]")
 SKIP_DIRS = {
     ".git",
     "__pycache__",
@@ -221,6 +225,25 @@ class _Visitor(ast.NodeVisitor):
         parent = self.parents.get(id(node))
         return not (isinstance(parent, ast.Attribute) and parent.value is node)
 
+    def _guarded(self, node: ast.AST) -> bool:
+        """True when ``node`` sits in the body of an ``if``/conditional expression whose test
+        checks for an accelerator (``torch.accelerator.is_available()``, ``... != "cpu"``),
+        the portable guard for calls that raise on the CPU."""
+        child, parent = node, self.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                in_body = (
+                    child is parent.body
+                    if isinstance(parent, ast.IfExp)
+                    else child in parent.body
+                )
+                if in_body and GUARD_RE.search(ast.unparse(parent.test)):
+                    return True
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return False
+            child, parent = parent, self.parents.get(id(parent))
+        return False
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr == "is_cuda":
             self.add(node, ".is_cuda")
@@ -244,15 +267,18 @@ class _Visitor(ast.NodeVisitor):
             q = self.qualify(parts) if parts else ""
             if f.attr == "cuda" and not q.startswith("torch."):
                 self.add(f, ".cuda()")
-            elif f.attr == "pin_memory":
+            elif f.attr == "pin_memory" and not self._guarded(node):
                 self.add(f, "pin_memory")
+        callee = _dotted(f) or [""]
         for kw in node.keywords:
             if (
                 kw.arg == "pin_memory"
                 and isinstance(kw.value, ast.Constant)
                 and kw.value.value is True
+                and not self._guarded(node)
             ):
-                self.add(kw, "pin_memory")
+                loader = callee[-1].endswith("DataLoader")
+                self.add(kw, "dataloader-pin" if loader else "pin_memory")
         self.generic_visit(node)
 
     # -- strings ----------------------------------------------------------------------------

@@ -27,7 +27,8 @@ reports one markdown table row per folder:
 ``sites``        census sites before -> after
 ``diags``        diagnostics printed by the second run
 ``silent``       census sites left in the rewritten copy with no diagnostic of the second
-                 run on the same line (and no ``# noqa`` there); must be 0
+                 run on the same line (and no ``# noqa`` there); must be 0.  Census kinds
+                 listed in ``--portable-kinds`` (default ``dataloader-pin``) are exempt
 ``time``         seconds of the first run
 
 The default command is ``torchport`` when it is on PATH, else ``<python> -m codemod`` with the
@@ -303,7 +304,12 @@ def diag_key(d: dict, cwd: Path) -> tuple[str, int] | None:
 
 
 def check(
-    folder: Path, cmd: list[str], timeout: float, verbose: bool, keep: bool
+    folder: Path,
+    cmd: list[str],
+    timeout: float,
+    verbose: bool,
+    keep: bool,
+    portable_kinds: frozenset = frozenset({"dataloader-pin"}),
 ) -> Row:
     row = Row(folder.name)
     tmp = Path(tempfile.mkdtemp(prefix=f"realcode-{folder.name}-"))
@@ -390,6 +396,8 @@ def check(
         keys = {diag_key(d, copy.parent) for d in r2["diags"]}
         line_cache: dict[str, list[str]] = {}
         for s in sites1:
+            if s.kind in portable_kinds:
+                continue
             rp = os.path.realpath(s.path)
             if (rp, s.line) in keys:
                 continue
@@ -438,6 +446,11 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help='extra torchport arguments for both runs, e.g. "--target-torch 2.9"',
     )
+    ap.add_argument(
+        "--portable-kinds",
+        default="dataloader-pin",
+        help="census kinds that need no diagnostic (comma-separated; default: %(default)s)",
+    )
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--verbose", "-v", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the rewritten copies")
@@ -449,7 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     for folder in args.folders:
         if not folder.is_dir():
             ap.error(f"not a folder: {folder}")
-        rows.append(check(folder.resolve(), cmd, args.timeout, args.verbose, args.keep))
+        kinds = frozenset(k for k in args.portable_kinds.split(",") if k)
+        rows.append(
+            check(folder.resolve(), cmd, args.timeout, args.verbose, args.keep, kinds)
+        )
     if args.json:
         print(json.dumps([r.__dict__ for r in rows], indent=1))
     else:

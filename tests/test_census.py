@@ -122,7 +122,7 @@ def test_methods_attributes_and_keywords():
         (4, ".cuda()"),
         (5, ".is_cuda"),
         (6, "pin_memory"),
-        (7, "pin_memory"),
+        (7, "dataloader-pin"),
     ]
 
 
@@ -209,3 +209,23 @@ def test_odd_inputs_do_not_crash(tmp_path, src):
     f.write_bytes(src.encode("latin-1"))
     sites, errors = run_census([f])
     assert len(sites) + len(errors) <= 1
+
+
+def test_guarded_pin_memory_is_not_a_site_and_dataloader_pin_is_separate():
+    src = """
+    import torch
+    DEVICE = torch.device("cpu")
+    a = (x.pin_memory() if DEVICE.type != "cpu" else x).to(DEVICE)
+    if torch.accelerator.is_available():
+        b = y.pin_memory()
+        c = torch.empty(3, pin_memory=True)
+    else:
+        d = y.pin_memory()
+    e = torch.utils.data.DataLoader(ds, pin_memory=True)
+    f = z.pin_memory() if flag else z
+    """
+    assert kinds(src) == [
+        (9, "pin_memory"),
+        (10, "dataloader-pin"),
+        (11, "pin_memory"),
+    ]
