@@ -56,7 +56,8 @@ def rewrite_source(
         result = wrapper.visit(transformer)
         if transformer.changed:
             wrapper = MetadataWrapper(result, unsafe_skip_copy=True)
-    module = insert_binding(wrapper.module, context)
+    module = _remove_unused_imports(wrapper.module, context)
+    module = insert_binding(module, context)
     code = module.code
     if code != source:
         _check_valid(code, passes)
@@ -70,6 +71,17 @@ def rewrite_source(
         mapping = line_map(source, code)
         diagnostics = [_moved(d, mapping) for d in diagnostics]
     return Rewrite(source, code, diagnostics)
+
+
+def _remove_unused_imports(module: cst.Module, context: FileContext) -> cst.Module:
+    """The imports passes scheduled, if nothing references them any more."""
+    if not context.unused_imports:
+        return module
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    remover = RemoveImportsVisitor(CodemodContext(), context.unused_imports)
+    return remover.transform_module(module)
 
 
 def _moved(diagnostic: Diagnostic, mapping: List[int]) -> Diagnostic:
