@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import PositionProvider
 
 from codemod.passes.base import ACCELERATOR_TORCH, Pass
@@ -214,6 +215,15 @@ def _dotted(node: Union[cst.Attribute, cst.Name, None]) -> str:
     return cst.Module([]).code_for_node(node) if node is not None else ""
 
 
+def _assigns(stmt: cst.CSTNode, name: str) -> bool:
+    return m.matches(
+        stmt,
+        m.SimpleStatementLine(
+            body=[m.Assign(targets=[m.AssignTarget(target=m.Name(name))])]
+        ),
+    )
+
+
 _NO_SPACE = cst.SimpleWhitespace("")
 
 
@@ -235,13 +245,20 @@ class Amp(Pass):
         self.imports: Dict[str, Tuple[str, Optional[str], Optional[str]]] = {}
         self.rewritten_heads: Set[str] = set()
         self.function_depth = 0
-        # A reused user device variable may be assigned below code run at import time.
-        index = self.context.binding_index
-        self.binding_line = (
-            self.get_metadata(PositionProvider, node.body[index]).start.line
-            if index is not None and not self.context.binding_exists
-            else 0
-        )
+        # A user's device variable (reused as the binding) may be assigned below code
+        # that runs at import time.
+        self.binding_line = 0
+        if not self.context.options.device_import:
+            index = self.context.binding_index
+            name = self.context.device_name
+            for position, stmt in enumerate(node.body):
+                if position == index or (
+                    self.context.binding_exists and _assigns(stmt, name)
+                ):
+                    self.binding_line = self.get_metadata(
+                        PositionProvider, stmt
+                    ).start.line
+                    break
 
     def leave_Module(self, original_node, updated_node):
         for head in self.rewritten_heads & set(self.imports):
