@@ -142,3 +142,19 @@ def rules_command() -> None:
         since = format_version(rule.min_torch) if rule.min_torch else "-"
         click.echo(f"{rule.code}  {rule.fix.value:<6}  torch>={since:<5}  {rule.name}: {rule.message}")
 
+
+@main.command("explain")
+@click.argument("code")
+def explain_command(code: str) -> None:
+    """Document the rule CODE: what it does, why, an example, and its fix safety."""
+    from codemod.docs import render_rule
+    from codemod.rules import all_rules
+
+    rules = all_rules()
+    rule = rules.get(code.strip().upper())
+    if rule is None:
+        close = [c for c in rules if c.startswith(code.strip().upper()[:3])]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        click.echo(f"torchport: no rule {code!r}{hint}; see `torchport rules`", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(render_rule(rule), nl=False)
