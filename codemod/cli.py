@@ -155,6 +155,8 @@ def explain_command(code: str) -> None:
     if rule is None:
         close = [c for c in rules if c.startswith(code.strip().upper()[:3])]
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        click.echo(f"torchport: no rule {code!r}{hint}; see `torchport rules`", err=True)
+        click.echo(
+            f"torchport: no rule {code!r}{hint}; see `torchport rules`", err=True
+        )
         sys.exit(EXIT_ERROR)
     click.echo(render_rule(rule), nl=False)
