@@ -65,6 +65,7 @@ def run_command(paths, show_diff, check, select, ignore, unsafe_fixes, target_to
     except ConfigError as error:
         click.echo(f"torchport: {error}", err=True)
         sys.exit(EXIT_ERROR)
+    _warn_old_target(settings)
     job = Job(mode, settings.options, settings.format)
     if list(paths) == ["-"]:
         sys.exit(_run_stdin(job, stdin_filename or "-", output_format, mode))
@@ -74,6 +75,22 @@ def run_command(paths, show_diff, check, select, ignore, unsafe_fixes, target_to
     files, errors = discover(paths, exclude=settings.exclude)
     results = run(files, job, jobs)
     sys.exit(_report(results, errors, output_format, mode, quiet))
+
+
+def _warn_old_target(settings) -> None:
+    """Say once that a target below 2.6 leaves the device fixes as reports."""
+    from codemod.passes.base import ACCELERATOR_TORCH
+    from codemod.rules import format_version
+
+    target = settings.options.target_torch
+    if target < ACCELERATOR_TORCH:
+        click.echo(
+            f"torchport: target torch {format_version(target)} (from"
+            f" {settings.target_source}): torch.accelerator needs torch >="
+            f" {format_version(ACCELERATOR_TORCH)}, so fixes that need it are"
+            " reported, not applied",
+            err=True,
+        )
 
 
 def _run_stdin(job: Job, name: str, output_format: str, mode: str) -> int:
