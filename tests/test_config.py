@@ -209,51 +209,27 @@ def test_broken_file_is_skipped(tmp_path):
 
 
 # -- precedence: --target-torch > [tool.torchport] > declared > default ---------
+PROJECT = '[project]\nname = "x"\ndependencies = ["torch>=2.5"]\n'
+
+
 def test_precedence(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import torch\n")
-    settings = resolve_options([str(script)], {})
-    assert settings.options.target_torch == (2, 10)
-    assert settings.target_source == "default"
 
+    def target(flags=None):
+        settings = resolve_options([str(script)], flags or {})
+        return settings.options.target_torch, settings.target_source
+
+    assert target() == ((2, 10), "default")
     write(tmp_path, "requirements.txt", "torch>=2.4\n")
-    settings = resolve_options([str(script)], {})
-    assert (settings.options.target_torch, settings.target_source) == (
-        (2, 4),
-        str(tmp_path / "requirements.txt"),
-    )
-
+    assert target() == ((2, 4), str(tmp_path / "requirements.txt"))
+    write(tmp_path, "pyproject.toml", PROJECT)
+    assert target() == ((2, 5), str(tmp_path / "pyproject.toml"))
     write(
-        tmp_path,
-        "pyproject.toml",
-        """
-        [project]
-        name = "x"
-        dependencies = ["torch>=2.5"]
-    """,
+        tmp_path, "pyproject.toml", PROJECT + '[tool.torchport]\ntarget-torch = "2.7"\n'
     )
-    assert resolve_options([str(script)], {}).options.target_torch == (2, 5)
-
-    write(
-        tmp_path,
-        "pyproject.toml",
-        """
-        [project]
-        name = "x"
-        dependencies = ["torch>=2.5"]
-        [tool.torchport]
-        target-torch = "2.7"
-    """,
-    )
-    settings = resolve_options([str(script)], {})
-    assert settings.options.target_torch == (2, 7)
-    assert settings.target_source == str(tmp_path / "pyproject.toml")
-
-    settings = resolve_options([str(script)], {"target-torch": "2.9"})
-    assert (settings.options.target_torch, settings.target_source) == (
-        (2, 9),
-        "--target-torch",
-    )
+    assert target() == ((2, 7), str(tmp_path / "pyproject.toml"))
+    assert target({"target-torch": "2.9"}) == ((2, 9), "--target-torch")
 
 
 def test_old_target_is_said_once_on_stderr(tmp_path):
