@@ -25,6 +25,7 @@ from codemod.diagnostics import Diagnostic
 PREFILTER = re.compile(
     rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune"
     rb"|get_autocast_gpu_dtype|is_autocast_enabled|cpu\.amp|torch\.cpu import amp"
+    rb"|GradScaler"
 )
 
 SKIPPED_DIRS = {

@@ -122,6 +122,21 @@ RULES = (
         safety="Safe: the same CPU scaler.",
     ),
     Rule(
+        "TP407",
+        "grad-scaler-default-device",
+        "`torch.amp.GradScaler()` without a device scales for CUDA; "
+        "pass `DEVICE.type`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Adds `DEVICE.type` as the first argument of a `torch.amp.GradScaler` "
+        "(or `torch.GradScaler`) given no device.",
+        why='The device parameter defaults to "cuda": without CUDA the scaler '
+        "disables itself with a warning.",
+        before="scaler = torch.amp.GradScaler(init_scale=1024.0)",
+        after="scaler = torch.amp.GradScaler(DEVICE.type, init_scale=1024.0)",
+        safety="Safe: on CUDA it is the same scaler.",
+    ),
+    Rule(
         "TP409",
         "cuda-amp-by-hand",
         "`torch.cuda.amp` used in a way torchport cannot rewrite; "
@@ -145,14 +160,15 @@ class Mapping:
     """How one old AMP callable becomes its device-generic counterpart."""
 
     code: str
-    target: str  # the new callee, a template
+    target: Optional[str]  # the new callee, a template (None: keep the callee)
     device: str  # the device argument, a template
     device_keyword: Optional[str] = None  # pass the device by this keyword
     # The old positional parameters, when the new callable orders them differently:
     # positional arguments then become these keywords.
     positional: Optional[Tuple[str, ...]] = None
-    # The name is generic; only the call without arguments means CUDA.
-    only_bare_call: bool = False
+    # A generic callable whose first parameter, of this name, is the device and
+    # defaults to CUDA: only calls that leave it out are sites.
+    device_parameter: Optional[str] = None
     decorator: bool = False  # may be used as a bare decorator (@custom_fwd)
 
 
@@ -180,10 +196,10 @@ MAPPINGS: Dict[str, Mapping] = {
     "torch.cuda.amp.custom_bwd": _custom("custom_bwd"),
     "torch.cuda.amp.autocast_mode.custom_bwd": _custom("custom_bwd"),
     "torch.get_autocast_gpu_dtype": Mapping(
-        "TP404", "{torch}.get_autocast_dtype", "{device}.type", only_bare_call=True
+        "TP404", "{torch}.get_autocast_dtype", "{device}.type"
     ),
     "torch.is_autocast_enabled": Mapping(
-        "TP404", "{torch}.is_autocast_enabled", "{device}.type", only_bare_call=True
+        "TP404", None, "{device}.type", device_parameter="device_type"
     ),
     "torch.cpu.amp.autocast": _CPU_AUTOCAST,
     "torch.cpu.amp.autocast_mode.autocast": _CPU_AUTOCAST,
@@ -192,8 +208,14 @@ MAPPINGS: Dict[str, Mapping] = {
         "TP406", "{torch}.amp.GradScaler", '"cpu"'
     ),
 }
-# Generic names (not reported when merely referenced).
-GENERIC = {"torch.is_autocast_enabled"}
+for _name in (
+    "torch.amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler",
+    "torch.GradScaler",
+):
+    MAPPINGS[_name] = Mapping("TP407", None, "{device}.type", device_parameter="device")
+# Generic names: not reported when merely referenced.
+GENERIC = {name for name, mapping in MAPPINGS.items() if mapping.device_parameter}
 AMP_MODULES = ("torch.cuda.amp", "torch.cpu.amp")
 
 
@@ -201,6 +223,16 @@ def _is_amp_name(name: Optional[str]) -> bool:
     return bool(name) and (
         name in MAPPINGS
         or any(name == m or name.startswith(m + ".") for m in AMP_MODULES)
+    )
+
+
+def _leaves_out_device(mapping: Mapping, call: cst.Call) -> bool:
+    """False for a generic callable already given its device (or maybe given it)."""
+    if mapping.device_parameter is None:
+        return True
+    return not any(
+        a.star or a.keyword is None or a.keyword.value == mapping.device_parameter
+        for a in call.args
     )
 
 
@@ -238,7 +270,7 @@ def _keyword(name: str, value: cst.BaseExpression, comma) -> cst.Arg:
 
 class Amp(Pass):
     RULES = RULES
-    TRIGGER = re.compile(r"\bamp\b|autocast")
+    TRIGGER = re.compile(r"\bamp\b|autocast|GradScaler")
 
     def visit_Module(self, node: cst.Module) -> None:
         self.handled: Set[cst.CSTNode] = set()  # callees and decorators seen whole
@@ -330,7 +362,7 @@ class Amp(Pass):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         mapping = MAPPINGS.get(self.callee(original_node) or "")
-        if mapping is None or (mapping.only_bare_call and original_node.args):
+        if mapping is None or not _leaves_out_device(mapping, original_node):
             return updated_node
         if not self._keeps_meaning(mapping, updated_node.args):
             self.report(
@@ -342,9 +374,11 @@ class Amp(Pass):
             return updated_node
         if not self._decide(original_node, mapping):
             return updated_node
-        self.rewritten_heads.add(_head(original_node.func) or "")
         args = self._arguments(mapping, list(updated_node.args))
-        return updated_node.with_changes(func=self.expr(mapping.target), args=args)
+        if mapping.target is not None:
+            self.rewritten_heads.add(_head(original_node.func) or "")
+            updated_node = updated_node.with_changes(func=self.expr(mapping.target))
+        return updated_node.with_changes(args=args)
 
     def leave_Decorator(self, original_node: cst.Decorator, updated_node):
         expression = original_node.decorator
