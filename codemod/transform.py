@@ -79,9 +79,46 @@ def _remove_unused_imports(module: cst.Module, context: FileContext) -> cst.Modu
         return module
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import RemoveImportsVisitor
+    from libcst.metadata import PositionProvider
 
-    remover = RemoveImportsVisitor(CodemodContext(), context.unused_imports)
-    return remover.transform_module(module)
+    lines = {line for line, *_ in context.unused_imports}
+
+    class Remover(RemoveImportsVisitor):
+        """Only the import statements passes named (by line), never a user's other
+        unused imports of the same name."""
+
+        METADATA_DEPENDENCIES = (
+            *RemoveImportsVisitor.METADATA_DEPENDENCIES,
+            PositionProvider,
+        )
+
+        def _named(self, node: cst.CSTNode) -> bool:
+            return self.get_metadata(PositionProvider, node).start.line in lines
+
+        def leave_Import(self, original_node, updated_node):
+            if not self._named(original_node):
+                return updated_node
+            return super().leave_Import(original_node, updated_node)
+
+        def leave_ImportFrom(self, original_node, updated_node):
+            if not self._named(original_node):
+                return updated_node
+            return super().leave_ImportFrom(original_node, updated_node)
+
+        def leave_IndentedBlock(self, original_node, updated_node):
+            # A block that lost its first statement must not start with a blank line.
+            body = updated_node.body
+            if 0 < len(body) < len(original_node.body) and not body[0].deep_equals(
+                original_node.body[0]
+            ):
+                lines = list(body[0].leading_lines)
+                while lines and lines[0].comment is None:
+                    lines.pop(0)
+                body = [body[0].with_changes(leading_lines=lines), *body[1:]]
+            return updated_node.with_changes(body=body)
+
+    removals = [(module, obj, asname) for _, module, obj, asname in context.unused_imports]
+    return Remover(CodemodContext(), removals).transform_module(module)
 
 
 def _moved(diagnostic: Diagnostic, mapping: List[int]) -> Diagnostic:

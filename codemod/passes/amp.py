@@ -15,7 +15,8 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import PositionProvider
+from libcst.metadata import PositionProvider, ScopeProvider
+from libcst.metadata.scope_provider import ImportAssignment
 
 from codemod.passes.base import ACCELERATOR_TORCH, Pass
 from codemod.rules import Fix, Rule, register
@@ -236,13 +237,6 @@ def _leaves_out_device(mapping: Mapping, call: cst.Call) -> bool:
     )
 
 
-def _head(node: cst.BaseExpression) -> Optional[str]:
-    """The leftmost name of ``a.b.c``."""
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
 def _dotted(node: Union[cst.Attribute, cst.Name, None]) -> str:
     return cst.Module([]).code_for_node(node) if node is not None else ""
 
@@ -269,13 +263,14 @@ def _keyword(name: str, value: cst.BaseExpression, comma) -> cst.Arg:
 
 
 class Amp(Pass):
+    METADATA_DEPENDENCIES = (*Pass.METADATA_DEPENDENCIES, ScopeProvider)
     RULES = RULES
     TRIGGER = re.compile(r"\bamp\b|autocast|GradScaler")
 
     def visit_Module(self, node: cst.Module) -> None:
         self.handled: Set[cst.CSTNode] = set()  # callees and decorators seen whole
-        self.imports: Dict[str, Tuple[str, Optional[str], Optional[str]]] = {}
-        self.rewritten_heads: Set[str] = set()
+        # import binding -> how many of its uses were rewritten
+        self.rewritten_uses: Dict[ImportAssignment, int] = {}
         self.function_depth = 0
         # A user's device variable (reused as the binding) may be assigned below code
         # that runs at import time.
@@ -293,28 +288,54 @@ class Amp(Pass):
                     break
 
     def leave_Module(self, original_node, updated_node):
-        for head in self.rewritten_heads & set(self.imports):
-            self.remove_unused_import(*self.imports[head])
+        # An import whose every use was rewritten goes; a dead import of the user's
+        # own, or one still used, stays.
+        for assignment, count in self.rewritten_uses.items():
+            if count == len(assignment.references):
+                self._remove(assignment)
         return updated_node
 
-    # -- imports: remembered (to remove once unused), never reported ----------
+    def _remove(self, assignment: ImportAssignment) -> None:
+        statement = assignment.node
+        alias = next(
+            a
+            for a in statement.names  # type: ignore[union-attr]
+            if (a.asname.name if a.asname else a.name) is assignment.as_name
+        )
+        if isinstance(statement, cst.ImportFrom):
+            module = _dotted(statement.module)  # type: ignore[arg-type]
+            obj: Optional[str] = alias.evaluated_name
+        else:
+            module, obj = alias.evaluated_name, None
+        self.remove_unused_import(statement, module, obj, alias.evaluated_alias)
+
+    def _count_rewritten(self, head: cst.BaseExpression) -> None:
+        """Count a rewritten use of the import that binds ``head`` (if one does)."""
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name) or not _is_amp_name(
+            self.qualified_name(head)
+        ):
+            return  # `torch` itself is never an import to remove
+        scope = self.get_metadata(ScopeProvider, head, None)
+        if scope is None:
+            return
+        for access in scope.accesses[head]:  # every access of the name: keep ours
+            if access.node is not head:
+                continue
+            for referent in access.referents:
+                if isinstance(referent, ImportAssignment) and not (
+                    isinstance(referent.node, cst.ImportFrom) and referent.node.relative
+                ):
+                    self.rewritten_uses[referent] = (
+                        self.rewritten_uses.get(referent, 0) + 1
+                    )
+
+    # -- names inside imports are not uses -------------------------------------
     def visit_Import(self, node: cst.Import) -> bool:
-        for alias in node.names:
-            name = _dotted(alias.name)
-            if _is_amp_name(name) and alias.asname is not None:
-                bound = alias.evaluated_alias or name
-                self.imports[bound] = (name, None, alias.evaluated_alias)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if node.relative or isinstance(node.names, cst.ImportStar):
-            return False
-        module = _dotted(node.module)
-        for alias in node.names:
-            name = alias.evaluated_name
-            if _is_amp_name(f"{module}.{name}"):
-                bound = alias.evaluated_alias or name
-                self.imports[bound] = (module, name, alias.evaluated_alias)
         return False
 
     # -- code that runs at import time ----------------------------------------
@@ -376,7 +397,7 @@ class Amp(Pass):
             return updated_node
         args = self._arguments(mapping, list(updated_node.args))
         if mapping.target is not None:
-            self.rewritten_heads.add(_head(original_node.func) or "")
+            self._count_rewritten(original_node.func)
             updated_node = updated_node.with_changes(func=self.expr(mapping.target))
         return updated_node.with_changes(args=args)
 
@@ -389,7 +410,7 @@ class Amp(Pass):
             return updated_node
         if not self._decide(expression, mapping):
             return updated_node
-        self.rewritten_heads.add(_head(expression) or "")
+        self._count_rewritten(expression)
         call = cst.Call(
             func=self.expr(mapping.target), args=self._arguments(mapping, [])
         )

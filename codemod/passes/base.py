@@ -69,9 +69,9 @@ class FileContext:
         self.needs_torch = False  # some pass emitted `torch.<...>`
         self.binding_exists = False  # the module already has the binding
         self.binding_index: Optional[int] = None  # user statement to turn into it
-        # (module, obj, asname) imports a pass made unused; removed after all passes
-        # (only if nothing references them by then), so that line numbers hold.
-        self.unused_imports: List[Tuple[str, Optional[str], Optional[str]]] = []
+        # (line, module, obj, asname) of imports a pass made unused: removed after
+        # all passes (if nothing references them by then), so that line numbers hold.
+        self.unused_imports: List[Tuple[int, str, Optional[str], Optional[str]]] = []
 
     def suppressed(self, line: int, code: str) -> bool:
         if line not in self.noqa:
@@ -148,10 +148,16 @@ class Pass(cst.CSTTransformer):
         return decided
 
     def remove_unused_import(
-        self, module: str, obj: Optional[str] = None, asname: Optional[str] = None
+        self,
+        statement: cst.CSTNode,
+        module: str,
+        obj: Optional[str] = None,
+        asname: Optional[str] = None,
     ) -> None:
-        """Drop ``from module import obj as asname`` if nothing uses it at the end."""
-        self.context.unused_imports.append((module, obj, asname))
+        """Drop ``from module import obj as asname`` in the (original) import
+        ``statement`` if nothing uses it once every pass has run."""
+        line = self.get_metadata(PositionProvider, statement).start.line
+        self.context.unused_imports.append((line, module, obj, asname))
 
     def report(self, node: cst.CSTNode, code: str, message: str = "") -> None:
         """Record a site that is left as it is (no fix for this site)."""
