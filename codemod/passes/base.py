@@ -77,9 +77,6 @@ class FileContext:
         self.line_offset = 0
         self.col_offset = 0
         self.claimed: Set[cst.CSTNode] = set()  # nodes a pass rewrites as a whole
-        # (module, name, alias) imports a rewrite may have left unused; removed after
-        # the passes, and only when nothing refers to them any more.
-        self.unused_imports: List[Tuple[str, Optional[str], Optional[str]]] = []
         # Filled by codemod.binding.plan_binding before the first pass runs.
         self.device_name = options.device_name
         self.torch_name = "torch"
@@ -87,6 +84,14 @@ class FileContext:
         self.needs_torch = False  # some pass emitted `torch.<...>`
         self.binding_exists = False  # the module already has the binding
         self.binding_index: Optional[int] = None  # user statement to turn into it
+        # (line, module, obj, asname) of imports a pass made unused: removed after
+        # all passes (if nothing references them by then), so that line numbers hold.
+        # (line or None, module, name, alias): imports a rewrite may have left unused;
+        # removed after the passes, only if nothing refers to them any more.
+        self.unused_imports: List[
+            Tuple[Optional[int], str, Optional[str], Optional[str]]
+        ] = []
+        self.binding_line = 0  # where the module's binding is assigned, if it has one
 
     def claim(self, node: cst.CSTNode) -> None:
         """Keep the other passes off ``node`` and everything inside it."""
@@ -193,17 +198,30 @@ class Pass(cst.CSTTransformer):
         self.changed |= decided
         return decided
 
-    def report(self, node: cst.CSTNode, code: str, message: str = "") -> None:
-        """Record a site that is left as it is (no fix for this site)."""
-        self.apply(node, code, message, Fix.NONE)
+    def remove_unused_import(
+        self,
+        statement: cst.CSTNode,
+        module: str,
+        obj: Optional[str] = None,
+        asname: Optional[str] = None,
+    ) -> None:
+        """Drop ``from module import obj as asname`` in the (original) import
+        ``statement`` if nothing uses it once every pass has run."""
+        line, _ = self.position(statement)
+        self.context.unused_imports.append((line, module, obj, asname))
 
     def drop_import_if_unused(
         self, module: str, name: Optional[str] = None, alias: Optional[str] = None
     ) -> None:
-        """Remove ``from module import name as alias`` after the passes, if unused."""
-        entry = (module, name, alias)
+        """Remove ``from module import name as alias`` (wherever it is) after the
+        passes, if nothing uses it any more."""
+        entry = (None, module, name, alias)
         if entry not in self.context.unused_imports:
             self.context.unused_imports.append(entry)
+
+    def report(self, node: cst.CSTNode, code: str, message: str = "") -> None:
+        """Record a site that is left as it is (no fix for this site)."""
+        self.apply(node, code, message, Fix.NONE)
 
     # -- code to emit ---------------------------------------------------------
     def device(self) -> cst.Name:
