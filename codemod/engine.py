@@ -23,7 +23,7 @@ from codemod.diagnostics import Diagnostic
 
 # Union of the passes' triggers, as bytes. Kept in sync by tests/test_engine.py.
 PREFILTER = re.compile(
-    rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune"
+    rb"cuda|fork_rng|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune"
     rb"|get_autocast_gpu_dtype|is_autocast_enabled|cpu\.amp|torch\.cpu import amp"
     rb"|GradScaler"
 )

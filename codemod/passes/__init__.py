@@ -7,7 +7,8 @@ runtime pass rewrites ``torch.cuda.is_available()`` on its own.
 """
 
 from codemod.passes.amp import Amp
+from codemod.passes.cuda_runtime import CudaRuntime
 from codemod.passes.device_strings import DeviceStrings
 from codemod.passes.tensor_methods import TensorMethods
 
-PASSES = (DeviceStrings, TensorMethods, Amp)
+PASSES = (DeviceStrings, TensorMethods, Amp, CudaRuntime)

@@ -1,0 +1,791 @@
+"""TP3xx: the ``torch.cuda`` runtime API (devices, streams, events, memory, RNG).
+
+One table, ``API``, maps each ``torch.cuda`` name to its portable form: the rule it
+belongs to (the rule carries the fix kind and the torch release the fix needs), the
+replacement callee, and, where the portable call raises on a machine without an
+accelerator while the CUDA call did not (or where the CUDA call crashed there too),
+the value the call takes on the CPU. Such calls are emitted behind
+``DEVICE.type != "cpu"``: inline as a conditional expression, or as a one-line ``if``
+when the call is a statement of its own. Names with no portable equivalent are
+reported with advice.
+
+Every choice below was checked on CPU PyTorch 2.13:
+- ``torch.get_device_module(DEVICE)`` is ``torch.cpu`` there, which has
+  ``synchronize``, ``Stream``, ``current_stream`` and ``stream`` (no-ops), but no
+  ``manual_seed*``, rng state or ``Event(enable_timing=...)``;
+- ``torch.accelerator.*`` (device index, memory, streams) raises there;
+- ``torch.Event(DEVICE).record()`` and ``torch.Stream(DEVICE).wait_stream`` raise
+  there, so streams and events use the device module (``torch.cpu.Event()`` for the
+  CPU: recording and waiting are no-ops; it cannot time, see TP307).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+
+from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
+from codemod.rules import Fix, Rule, register
+
+MEMORY_TORCH = (2, 9)  # torch.accelerator memory statistics
+MEMORY_INFO_TORCH = (2, 10)  # torch.accelerator.get_memory_info
+DEVICE_INDEX_TORCH = (2, 8)  # torch.accelerator.device_index
+
+RULES = (
+    Rule(
+        "TP301",
+        "cuda-availability",
+        "`torch.cuda.is_available()` / `device_count()` only know CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.cuda.is_available()` and `torch.cuda.device_count()` to "
+        "their `torch.accelerator` equivalents.",
+        why="They then count TPU, Trainium, MPS, XPU or NPU devices too.",
+        before="if torch.cuda.device_count() > 1:",
+        after="if torch.accelerator.device_count() > 1:",
+        safety="Safe: the same answers on CUDA and on CPU-only machines. An "
+        "`is_available()` that guards code that stays CUDA-only (nvtx, CUDA graphs, "
+        'other `torch.cuda` calls without a portable form, "cuda" strings left in '
+        "place, apex, pynvml, ...) is left as it is.",
+    ),
+    Rule(
+        "TP302",
+        "cuda-current-device",
+        "`torch.cuda.current_device()` / `set_device()` only know CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`current_device()` becomes `torch.accelerator.current_device_index()` and "
+        "`set_device(i)` becomes `torch.accelerator.set_device_index(i)`, both behind "
+        '`DEVICE.type != "cpu"` (index 0 and a no-op on the CPU).',
+        why="The torch.accelerator calls raise without an accelerator.",
+        before="torch.cuda.set_device(local_rank)",
+        after='if DEVICE.type != "cpu":\n    torch.accelerator.set_device_index(local_rank)',
+        safety="Safe: unchanged on CUDA; on the CPU the index is 0.",
+    ),
+    Rule(
+        "TP303",
+        "cuda-device-context",
+        "`torch.cuda.device(i)` only knows CUDA",
+        Fix.SAFE,
+        DEVICE_INDEX_TORCH,
+        what="`with torch.cuda.device(i):` becomes `with torch.accelerator.device_index("
+        'i if DEVICE.type != "cpu" else None):`.',
+        why="`device_index(i)` raises without an accelerator; `device_index(None)` is a "
+        "no-op.",
+        before="with torch.cuda.device(1):",
+        after='with torch.accelerator.device_index(1 if DEVICE.type != "cpu" else None):',
+        safety="Safe for integer literals; an index held in a variable is assumed to "
+        "be an int, not a torch.device (unsafe).",
+    ),
+    Rule(
+        "TP304",
+        "cuda-synchronize",
+        "`torch.cuda.synchronize()` only knows CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.cuda.synchronize()` to "
+        "`torch.get_device_module(DEVICE).synchronize()`.",
+        why="`torch.accelerator.synchronize()` raises without an accelerator; "
+        "`torch.cpu.synchronize()` is a no-op.",
+        before="torch.cuda.synchronize()",
+        after="torch.get_device_module(DEVICE).synchronize()",
+        safety="Safe: on CUDA the device module is torch.cuda.",
+    ),
+    Rule(
+        "TP305",
+        "cuda-stream",
+        "`torch.cuda` streams only know CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`torch.cuda.Stream()`, `current_stream()` and `stream(s)` go through "
+        "`torch.get_device_module(DEVICE)`; `set_stream(s)` becomes "
+        '`torch.accelerator.set_stream(s)` behind `DEVICE.type != "cpu"`.',
+        why="torch.cpu has no-op streams, so side-stream code still runs on the CPU "
+        "(`torch.Stream(DEVICE).wait_stream` raises there).",
+        before="s = torch.cuda.Stream()\nwith torch.cuda.stream(s):",
+        after="s = torch.get_device_module(DEVICE).Stream()\n"
+        "with torch.get_device_module(DEVICE).stream(s):",
+        safety="Safe: on CUDA the device module is torch.cuda. MPS has no stream API "
+        "in its device module.",
+    ),
+    Rule(
+        "TP306",
+        "cuda-event",
+        "`torch.cuda.Event` only knows CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`torch.cuda.Event(...)` becomes `torch.get_device_module(DEVICE).Event(...)`"
+        " on an accelerator and `torch.cpu.Event()` on the CPU.",
+        why="`torch.Event(DEVICE).record()` raises on the CPU; torch.cpu events record "
+        "and wait as no-ops.",
+        before="start = torch.cuda.Event(enable_timing=True)",
+        after="start = (\n    torch.get_device_module(DEVICE).Event(enable_timing=True)\n"
+        '    if DEVICE.type != "cpu"\n    else torch.cpu.Event()\n)',
+        safety="Safe: on CUDA the event is a torch.cuda.Event, as before.",
+    ),
+    Rule(
+        "TP307",
+        "event-elapsed-time",
+        "`Event.elapsed_time()` cannot time on the CPU",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="In a module that uses `torch.cuda.Event`, `start.elapsed_time(end)` "
+        'becomes `(start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan"))`.',
+        why="CPU events have no timer. NaN says 'not measured' without crashing the "
+        "benchmark; use `time.perf_counter()` for CPU timings.",
+        before="ms = start.elapsed_time(end)",
+        after='ms = start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan")',
+        safety="Safe: unchanged on an accelerator; on the CPU the time is NaN (the "
+        "original could not run there at all).",
+    ),
+    Rule(
+        "TP308",
+        "cuda-memory-stats",
+        "`torch.cuda` memory statistics only know CUDA",
+        Fix.SAFE,
+        MEMORY_TORCH,
+        what="`empty_cache`, `memory_allocated`, `max_memory_allocated`, "
+        "`memory_reserved`, `max_memory_reserved`, `memory_stats`, "
+        "`reset_peak_memory_stats`, `reset_accumulated_memory_stats` (and the old "
+        "`*_cached` names) become the `torch.accelerator` functions, behind "
+        '`DEVICE.type != "cpu"`: 0, `{}` or a no-op on the CPU, as torch.cuda was.',
+        why="The torch.accelerator memory functions raise without an accelerator.",
+        before="print(torch.cuda.max_memory_allocated())\ntorch.cuda.empty_cache()",
+        after='print(torch.accelerator.max_memory_allocated() if DEVICE.type != "cpu" '
+        'else 0)\nif DEVICE.type != "cpu":\n    torch.accelerator.empty_cache()',
+        safety="Safe: the values torch.cuda gave on a machine without a GPU.",
+    ),
+    Rule(
+        "TP309",
+        "cuda-mem-get-info",
+        "`torch.cuda.mem_get_info()` only knows CUDA",
+        Fix.UNSAFE,
+        MEMORY_INFO_TORCH,
+        what="`torch.cuda.mem_get_info()` becomes `torch.accelerator.get_memory_info()`, "
+        "and `(0, 0)` on the CPU.",
+        why="Both raise without an accelerator.",
+        before="free, total = torch.cuda.mem_get_info()",
+        after="free, total = (\n    torch.accelerator.get_memory_info() if "
+        'DEVICE.type != "cpu" else (0, 0)\n)',
+        safety="Unsafe: on the CPU the answer is (0, 0); code dividing by the total "
+        "needs a look.",
+    ),
+    Rule(
+        "TP310",
+        "cuda-manual-seed",
+        "`torch.cuda.manual_seed*()` only seeds CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`manual_seed`, `manual_seed_all`, `seed` and `seed_all` go through "
+        '`torch.get_device_module(DEVICE)`, behind `DEVICE.type != "cpu"`.',
+        why="torch.cpu has no seeding functions, and `torch.manual_seed` would also "
+        "reseed the CPU generator, changing shuffling and dropout.",
+        before="torch.cuda.manual_seed_all(seed)",
+        after='if DEVICE.type != "cpu":\n'
+        "    torch.get_device_module(DEVICE).manual_seed_all(seed)",
+        safety="Safe: the same CUDA streams; a no-op on the CPU, as before.",
+    ),
+    Rule(
+        "TP311",
+        "cuda-rng-state",
+        "`torch.cuda` RNG state only knows CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`get_rng_state`, `set_rng_state`, `get_rng_state_all` and "
+        "`set_rng_state_all` go through `torch.get_device_module(DEVICE)`, behind "
+        '`DEVICE.type != "cpu"` (`None`, `[]` or a no-op on the CPU).',
+        why="A machine without an accelerator has no accelerator generator to save.",
+        before='state = {"cuda_rng": torch.cuda.get_rng_state()}',
+        after='state = {\n    "cuda_rng": (\n        torch.get_device_module(DEVICE)'
+        '.get_rng_state() if DEVICE.type != "cpu" else None\n    )\n}',
+        safety="Safe: unchanged on CUDA; on the CPU `get_rng_state()` gives None and "
+        "`set_rng_state` ignores its argument.",
+    ),
+    Rule(
+        "TP312",
+        "fork-rng-devices",
+        "`torch.random.fork_rng(devices=...)` forks CUDA generators only",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Adds `device_type=DEVICE.type` and makes `devices` empty on the CPU.",
+        why="Without `device_type`, fork_rng forks CUDA only; with "
+        '`device_type="cpu"` and any device it raises.',
+        before="with torch.random.fork_rng(devices=[0]):",
+        after='with torch.random.fork_rng(\n    devices=[0] if DEVICE.type != "cpu" '
+        "else [], device_type=DEVICE.type\n):",
+        safety="Safe: on CUDA the same generators are forked.",
+    ),
+    Rule(
+        "TP313",
+        "cuda-tensor-type",
+        "legacy `torch.cuda.*Tensor` types only know CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`torch.cuda.FloatTensor([1, 2])` becomes `torch.tensor([1, 2], "
+        "dtype=torch.float32, device=DEVICE)` and `torch.cuda.FloatTensor(2, 3)` "
+        "`torch.empty(2, 3, dtype=torch.float32, device=DEVICE)`. Other uses (as a "
+        "type, or with arguments that may be data or sizes) are reported.",
+        why="The legacy constructors exist only for CUDA.",
+        before="mask = torch.cuda.BoolTensor([True, False])",
+        after="mask = torch.tensor([True, False], dtype=torch.bool, device=DEVICE)",
+        safety="Safe for list or tuple literals and integer sizes.",
+    ),
+    Rule(
+        "TP314",
+        "cuda-device-name",
+        "`torch.cuda.get_device_name()` only knows CUDA",
+        Fix.UNSAFE,
+        ACCELERATOR_TORCH,
+        what="Becomes `torch.get_device_module(DEVICE).get_device_name(...)`, and "
+        '`"cpu"` on the CPU.',
+        why="torch.accelerator has no get_device_name.",
+        before="print(torch.cuda.get_device_name(0))",
+        after="print(\n    torch.get_device_module(DEVICE).get_device_name(0)\n    if "
+        'DEVICE.type != "cpu"\n    else "cpu"\n)',
+        safety="Unsafe: not every device module has get_device_name (MPS has none).",
+    ),
+    Rule(
+        "TP390",
+        "cuda-api-without-portable-form",
+        "this `torch.cuda` API has no portable equivalent",
+        Fix.NONE,
+        None,
+        what="Reports `torch.cuda` names torchport has no portable form for "
+        "(`default_stream`, `ipc_collect`, `set_per_process_memory_fraction`, "
+        "`memory_summary`, `get_device_properties`, ...), with advice.",
+        why="They raise or mean nothing on other devices.",
+        before="torch.cuda.set_per_process_memory_fraction(0.5)",
+        after='if DEVICE.type == "cuda":  # by hand\n'
+        "    torch.cuda.set_per_process_memory_fraction(0.5)",
+        safety="No automatic fix.",
+    ),
+)
+register(*RULES)
+
+CPU = '{device}.type != "cpu"'  # the guard; its quotes are adapted inside f-strings
+
+
+@dataclass(frozen=True)
+class Api:
+    """How one ``torch.cuda`` name is made portable.
+
+    ``call``: the replacement callee (``{torch}``/``{device}`` templates); the
+    original arguments are kept. ``cpu``: the value on the CPU, when the call must be
+    guarded ("None": a statement). ``shape`` names a rewrite that is more than a new
+    callee. Without ``call`` and ``shape`` the name is reported with ``advice``.
+    """
+
+    code: str
+    call: Optional[str] = None
+    cpu: Optional[str] = None
+    shape: str = "call"
+    advice: str = ""
+
+
+_ACC = "{torch}.accelerator."
+_MOD = "{torch}.get_device_module({device})."
+
+
+def _report(advice: str) -> Api:
+    return Api("TP390", shape="report", advice=advice)
+
+
+_DIAGNOSTIC = _report(
+    'CUDA diagnostics; guard it with `if DEVICE.type == "cuda":` or use '
+    "`torch.accelerator.memory_stats()` (torch >= 2.9)"
+)
+_ALLOCATOR = _report(
+    'CUDA caching-allocator setting; guard it with `if DEVICE.type == "cuda":`'
+)
+
+# The table: qualified name (after ALIASES) -> portable form.
+API: Dict[str, Api] = {
+    "torch.cuda.is_available": Api("TP301", _ACC + "is_available"),
+    "torch.cuda.device_count": Api("TP301", _ACC + "device_count"),
+    "torch.cuda.current_device": Api("TP302", _ACC + "current_device_index", "0"),
+    "torch.cuda.set_device": Api("TP302", _ACC + "set_device_index", "None"),
+    "torch.cuda.device": Api("TP303", _ACC + "device_index", shape="device_index"),
+    "torch.cuda.synchronize": Api("TP304", _MOD + "synchronize"),
+    "torch.cuda.Stream": Api("TP305", _MOD + "Stream"),
+    "torch.cuda.current_stream": Api("TP305", _MOD + "current_stream"),
+    "torch.cuda.stream": Api("TP305", _MOD + "stream"),
+    "torch.cuda.set_stream": Api("TP305", _ACC + "set_stream", "None"),
+    "torch.cuda.Event": Api("TP306", _MOD + "Event", "{torch}.cpu.Event()"),
+    "torch.cuda.empty_cache": Api("TP308", _ACC + "empty_cache", "None"),
+    "torch.cuda.memory_allocated": Api("TP308", _ACC + "memory_allocated", "0"),
+    "torch.cuda.max_memory_allocated": Api("TP308", _ACC + "max_memory_allocated", "0"),
+    "torch.cuda.memory_reserved": Api("TP308", _ACC + "memory_reserved", "0"),
+    "torch.cuda.max_memory_reserved": Api("TP308", _ACC + "max_memory_reserved", "0"),
+    "torch.cuda.memory_cached": Api("TP308", _ACC + "memory_reserved", "0"),
+    "torch.cuda.max_memory_cached": Api("TP308", _ACC + "max_memory_reserved", "0"),
+    "torch.cuda.memory_stats": Api("TP308", _ACC + "memory_stats", "{}"),
+    "torch.cuda.reset_peak_memory_stats": Api(
+        "TP308", _ACC + "reset_peak_memory_stats", "None"
+    ),
+    # Both old names have reset every peak statistic since torch 1.4.
+    "torch.cuda.reset_max_memory_allocated": Api(
+        "TP308", _ACC + "reset_peak_memory_stats", "None"
+    ),
+    "torch.cuda.reset_max_memory_cached": Api(
+        "TP308", _ACC + "reset_peak_memory_stats", "None"
+    ),
+    "torch.cuda.reset_accumulated_memory_stats": Api(
+        "TP308", _ACC + "reset_accumulated_memory_stats", "None"
+    ),
+    "torch.cuda.mem_get_info": Api("TP309", _ACC + "get_memory_info", "(0, 0)"),
+    "torch.cuda.manual_seed": Api("TP310", _MOD + "manual_seed", "None"),
+    "torch.cuda.manual_seed_all": Api("TP310", _MOD + "manual_seed_all", "None"),
+    "torch.cuda.seed": Api("TP310", _MOD + "seed", "None"),
+    "torch.cuda.seed_all": Api("TP310", _MOD + "seed_all", "None"),
+    "torch.cuda.get_rng_state": Api("TP311", _MOD + "get_rng_state", "None"),
+    "torch.cuda.set_rng_state": Api("TP311", _MOD + "set_rng_state", "None"),
+    "torch.cuda.get_rng_state_all": Api("TP311", _MOD + "get_rng_state_all", "[]"),
+    "torch.cuda.set_rng_state_all": Api("TP311", _MOD + "set_rng_state_all", "None"),
+    "torch.cuda.get_device_name": Api("TP314", _MOD + "get_device_name", '"cpu"'),
+    "torch.cuda.default_stream": _report(
+        "no portable default stream; `torch.get_device_module(DEVICE)"
+        ".current_stream()` is portable if the current stream will do"
+    ),
+    "torch.cuda.ipc_collect": _report(
+        'CUDA IPC only; guard it with `if DEVICE.type == "cuda":`'
+    ),
+    "torch.cuda.set_per_process_memory_fraction": _ALLOCATOR,
+    "torch.cuda.get_per_process_memory_fraction": _ALLOCATOR,
+    "torch.cuda.caching_allocator_alloc": _ALLOCATOR,
+    "torch.cuda.caching_allocator_delete": _ALLOCATOR,
+    "torch.cuda.memory_summary": _DIAGNOSTIC,
+    "torch.cuda.memory_snapshot": _DIAGNOSTIC,
+    "torch.cuda.memory_stats_as_nested_dict": _DIAGNOSTIC,
+    "torch.cuda.list_gpu_processes": _DIAGNOSTIC,
+    "torch.cuda.utilization": _DIAGNOSTIC,
+    "torch.cuda.memory_usage": _DIAGNOSTIC,
+    "torch.cuda.temperature": _DIAGNOSTIC,
+    "torch.cuda.power_draw": _DIAGNOSTIC,
+    "torch.cuda.clock_rate": _DIAGNOSTIC,
+    "torch.cuda.get_device_properties": _report(
+        "device properties differ by backend; guard it with "
+        '`if DEVICE.type == "cuda":` or keep only the fields you need'
+    ),
+    "torch.cuda.initial_seed": _report(
+        "no portable form before `torch.accelerator.random.initial_seed()` "
+        "(torch >= 2.14, raises on the CPU)"
+    ),
+    "torch.cuda.init": _report("CUDA initializes lazily; remove it or guard it"),
+    "torch.cuda.is_initialized": _report(
+        'CUDA-only state; guard it with `DEVICE.type == "cuda"`'
+    ),
+    "torch.cuda.OutOfMemoryError": _report(
+        "catch `torch.OutOfMemoryError`, which every backend raises"
+    ),
+}
+# Legacy tensor types -> dtype.
+TENSOR_TYPES = {
+    "Float": "float32",
+    "Double": "float64",
+    "Half": "float16",
+    "BFloat16": "bfloat16",
+    "Long": "int64",
+    "Int": "int32",
+    "Short": "int16",
+    "Char": "int8",
+    "Byte": "uint8",
+    "Bool": "bool",
+}
+API.update(
+    {f"torch.cuda.{name}Tensor": Api("TP313", shape="tensor") for name in TENSOR_TYPES}
+)
+UNKNOWN = _report(
+    "no portable equivalent known to torchport; guard it with "
+    '`if DEVICE.type == "cuda":` or replace it by hand'
+)
+# Submodules whose functions torch.cuda re-exports.
+ALIASES = re.compile(r"^torch\.cuda\.(?:memory|random|streams)\.")
+# Reported by other passes (AMP, distributed, backend flags, report-only ones).
+ELSEWHERE = re.compile(
+    r"^torch\.cuda\.(?:amp|nvtx|nccl|graphs?|CUDAGraph|make_graphed_callables"
+    r"|graph_pool_handle|is_current_stream_capturing|get_device_capability"
+    r"|is_bf16_supported)(?:\.|$)"
+)
+# Names that keep guarded code CUDA-only (so its `is_available()` guard stays).
+CUDA_ONLY_MODULES = re.compile(
+    r"^(?:apex|pynvml|cupy|flash_attn|bitsandbytes|xformers|triton"
+    r"|torch\.utils\.cpp_extension)(?:\.|$)"
+)
+_CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
+
+
+def _walk(node: cst.CSTNode):
+    """``node`` and everything below it."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _is_name(node: cst.CSTNode, value: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == value
+
+
+def _device_index_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The one argument of ``torch.cuda.device(...)``, if it has the usual form."""
+    args = call.args
+    if len(args) != 1 or args[0].star:
+        return None
+    if args[0].keyword is not None and args[0].keyword.value != "device":
+        return None
+    return args[0].value
+
+
+def _tensor_form(call: cst.Call) -> Optional[str]:
+    """ "data" for ``FloatTensor([...])``, "sizes" for ``FloatTensor(2, 3)``."""
+    args = call.args
+    if not all(a.keyword is None and not a.star for a in args):
+        return None
+    if len(args) == 1 and isinstance(
+        args[0].value, (cst.List, cst.Tuple, cst.ListComp)
+    ):
+        return "data"
+    if all(isinstance(a.value, cst.Integer) for a in args):
+        return "sizes"
+    return None
+
+
+def canonical(name: str) -> str:
+    return ALIASES.sub("torch.cuda.", name)
+
+
+def _guard(quote: str = '"') -> str:
+    return CPU.replace('"', quote)
+
+
+class CudaRuntime(Pass):
+    RULES = RULES
+    # elapsed_time: timing lines rarely say "cuda" themselves.
+    TRIGGER = re.compile(r"cuda|fork_rng|elapsed_time")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.skip: Set[cst.CSTNode] = set()  # not references: handled or not names
+        self.bare: Set[cst.CSTNode] = set()  # positions where no parentheses are needed
+        self.guarded: Set[cst.CSTNode] = set()  # elapsed_time() already guarded
+        self.statements: Dict[int, cst.BaseExpression] = {}  # guard IfExp -> call
+        self.quotes: List[str] = []  # enclosing f-string quotes
+        # is_available() calls in an if-test, decided when the whole `if` is known.
+        self.tests: Dict[cst.CSTNode, List[cst.Call]] = {}
+        self.pending: Dict[cst.Call, cst.Call] = {}  # original -> updated
+        words = context.facts.identifiers
+        self.uses_events = "Event" in words and "cuda" in words
+
+    def _row(self, name: str) -> Optional[Api]:
+        """The table's row for a torch.cuda name; None when another pass owns it."""
+        name = canonical(name)
+        if ELSEWHERE.match(name) or name == "torch.cuda":
+            return None
+        return API.get(name, UNKNOWN)
+
+    # -- classification, top-down ---------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self.skip.update(_walk(node))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.skip.update(_walk(node))
+
+    def visit_If(self, node: cst.If) -> None:
+        self._note_test(node, node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._note_test(node, node.test)
+        body = node.body
+        if isinstance(body, cst.Call) and attribute_name(body) == "elapsed_time":
+            self.guarded.add(body)
+
+    def _note_test(self, node: cst.CSTNode, test: cst.CSTNode) -> None:
+        checks = [
+            n
+            for n in _walk(test)
+            if isinstance(n, cst.Call) and self.callee(n) == "torch.cuda.is_available"
+        ]
+        if checks:
+            self.tests[node] = checks
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self.quotes.append(node.quote)
+
+    def leave_FormattedString(self, original_node, updated_node):
+        self.quotes.pop()
+        return updated_node
+
+    def visit_FormattedStringExpression(self, node) -> None:
+        self.bare.add(node.expression)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip.add(node.keyword)
+        if not node.star:
+            self.bare.add(node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.bare.add(node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self.bare.add(node.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.bare.add(node.value)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self.bare.add(node.value)
+
+    def visit_Element(self, node: cst.Element) -> None:
+        self.bare.add(node.value)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self.bare.add(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.callee(node)
+        if name and name.startswith("torch.cuda."):
+            self.skip.update(_walk(node.func))  # the call is the site
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.skip.add(node.attr)
+        self._reference(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._reference(node)
+
+    def _reference(self, node: cst.CSTNode) -> None:
+        """A torch.cuda name used other than by calling it: reported."""
+        if node in self.skip:
+            return
+        name = self.qualified_name(node)
+        if not name or not name.startswith("torch.cuda."):
+            return
+        self.skip.update(_walk(node))
+        row = self._row(name)
+        if row is None:
+            return
+        short = canonical(name)[len("torch.") :]
+        if row.shape == "report":
+            self.report(node, row.code, f"`torch.{short}`: {row.advice}")
+        else:
+            self.report(
+                node,
+                row.code,
+                f"`torch.{short}` used as a value: only calls are rewritten",
+            )
+
+    # -- rewriting, bottom-up -------------------------------------------------
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        name = self.callee(original_node)
+        if name and name.startswith("torch.cuda."):
+            if any(original_node in calls for calls in self.tests.values()):
+                self.pending[original_node] = updated_node  # decided with its `if`
+                return updated_node
+            return self._cuda_call(original_node, updated_node, name)
+        if name == "torch.random.fork_rng":
+            return self._fork_rng(original_node, updated_node)
+        if (
+            self.uses_events
+            and attribute_name(updated_node) == "elapsed_time"
+            and len(updated_node.args) == 1
+            and original_node not in self.guarded
+            and self.apply(original_node, "TP307")
+        ):
+            return self._guarded(original_node, updated_node, 'float("nan")')
+        return updated_node
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If):
+        return self._decide_test(original_node, updated_node)
+
+    def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp):
+        return self._decide_test(original_node, updated_node)
+
+    def _decide_test(self, original, updated):
+        """``torch.cuda.is_available()`` in a test becomes portable only when what it
+        guards no longer needs CUDA once every pass has rewritten it."""
+        checks = self.tests.pop(original, ())
+        if not checks or self._cuda_only(updated.body, updated.orelse):
+            return updated  # a CUDA-only guard: left to the report-only rules
+        test = updated.test
+        for check in checks:
+            old = self.pending.pop(check, None)
+            if old is None:
+                continue
+            new = self._cuda_call(check, old, "torch.cuda.is_available")
+            if new is not old:
+                test = test.deep_replace(old, new)
+        return updated.with_changes(test=test)
+
+    def _cuda_only(self, *parts: Optional[cst.CSTNode]) -> bool:
+        """Whether rewritten code still needs CUDA: a torch.cuda name (other than
+        AMP, which has a portable form), a `.cuda()`, a "cuda" string, or a
+        CUDA-only library."""
+        for part in parts:
+            if part is None:
+                continue
+            for node in _walk(part):
+                if isinstance(node, cst.SimpleString):
+                    value = node.evaluated_value
+                    if isinstance(value, str) and _CUDA_LITERAL.fullmatch(value):
+                        return True
+                elif isinstance(node, cst.Call) and attribute_name(node) == "cuda":
+                    if not self.qualified_name(node.func):
+                        return True
+                elif isinstance(node, (cst.Name, cst.Attribute)):
+                    name = self.qualified_name(node) or ""
+                    if CUDA_ONLY_MODULES.match(name):
+                        return True
+                    if name.startswith("torch.cuda.") and not name.startswith(
+                        ("torch.cuda.amp.", "torch.cuda.is_available")
+                    ):
+                        return True
+        return False
+
+    def _cuda_call(self, original: cst.Call, updated: cst.Call, name: str):
+        row = self._row(name)
+        if row is None:
+            return updated
+        short = canonical(name)[len("torch.") :]
+        if row.shape == "report":
+            self.report(original, row.code, f"`torch.{short}`: {row.advice}")
+            return updated
+        return getattr(self, f"_shape_{row.shape}")(original, updated, row, short)
+
+    def _applied(self, original: cst.Call, code: str, message="", fix=None) -> bool:
+        if not self.apply(original, code, message, fix):
+            return False
+        root = original.func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        target = self.context.facts.imports.get(getattr(root, "value", ""), "")
+        if "." in target:  # `from torch.cuda import x`, `from torch import cuda`
+            module, imported = target.rsplit(".", 1)
+            alias = root.value if root.value != imported else None  # type: ignore
+            self.drop_import_if_unused(module, imported, alias)
+        return True
+
+    def _shape_call(self, original, updated, row: Api, short: str):
+        if not self._applied(original, row.code):
+            return updated
+        call = updated.with_changes(func=self.expr(row.call))
+        if row.cpu is None:
+            return call
+        return self._guarded(original, call, row.cpu)
+
+    def _guarded(self, original, call, cpu: str) -> cst.BaseExpression:
+        """``(call if DEVICE.type != "cpu" else cpu)``, parenthesized only if needed."""
+        quote = "'" if self.quotes and '"' in self.quotes[-1] else '"'
+        node = self.expr(
+            "({call} if " + _guard(quote) + " else " + cpu + ")", call=call
+        )
+        if original in self.bare:
+            node = node.with_changes(lpar=[], rpar=[])
+        if cpu == "None":
+            self.statements[id(node)] = call
+        return node
+
+    def _shape_device_index(self, original, updated, row: Api, short: str):
+        value = _device_index_arg(original)
+        if value is None:
+            self.report(original, row.code)
+            return updated
+        literal = isinstance(value, cst.Integer) or _is_name(value, "None")
+        message = "" if literal else "the device is assumed to be an int index"
+        if not self._applied(
+            original, row.code, message, None if literal else Fix.UNSAFE
+        ):
+            return updated
+        index = _device_index_arg(updated)
+        if not _is_name(index, "None"):  # type: ignore[arg-type]
+            index = self.expr("{index} if " + _guard() + " else None", index=index)
+        return self.expr(row.call + "({index})", index=index)
+
+    def _shape_tensor(self, original, updated, row: Api, short: str):
+        form = _tensor_form(original)
+        if form is None:
+            self.report(
+                original,
+                row.code,
+                f"`torch.{short}(...)`: tell data from sizes, then use "
+                "`torch.tensor(data, ...)` or `torch.empty(*sizes, ...)` with "
+                "`device=DEVICE`",
+            )
+            return updated
+        if not self._applied(original, row.code):
+            return updated
+        dtype = TENSOR_TYPES[short[len("cuda.") : -len("Tensor")]]
+        keywords = f"dtype={{torch}}.{dtype}, device={{device}}"
+        if form == "data":
+            return self.expr(
+                "{torch}.tensor({data}, " + keywords + ")", data=updated.args[0].value
+            )
+        sizes = [a.value.value for a in updated.args]  # type: ignore[attr-defined]
+        shape = ", ".join(sizes) or "0"
+        return self.expr("{torch}.empty(" + shape + ", " + keywords + ")")
+
+    def _fork_rng(self, original: cst.Call, updated: cst.Call):
+        args = list(updated.args)
+        keyword = {a.keyword.value: i for i, a in enumerate(args) if a.keyword}
+        positional = [i for i, a in enumerate(args) if a.keyword is None]
+        if any(a.star for a in args) or len(positional) > 1:
+            return updated
+        devices = keyword.get("devices", positional[0] if positional else None)
+        device_type = keyword.get("device_type")
+        ours = device_type is not None and self._is_device_type(args[device_type].value)
+        if (device_type is not None and not ours) or (devices is None and not ours):
+            return updated  # a plain fork_rng(), or a device type of the user's
+        if devices is not None and isinstance(args[devices].value, cst.IfExp):
+            return updated  # already guarded
+        if not self.apply(original, "TP312"):
+            return updated
+        value = args[devices].value if devices is not None else cst.Name("None")
+        guarded = self.expr("{value} if " + _guard() + " else []", value=value)
+        if devices is not None:
+            args[devices] = args[devices].with_changes(value=guarded)
+        else:
+            args.insert(0, cst.Arg(guarded, keyword=cst.Name("devices")))
+        if device_type is None:
+            args.append(cst.Arg(self.device_type(), keyword=cst.Name("device_type")))
+        no_space = cst.SimpleWhitespace("")
+        equal = cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space)
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        args = [
+            a.with_changes(
+                comma=comma if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT,
+                equal=equal if a.keyword else a.equal,
+            )
+            for i, a in enumerate(args)
+        ]
+        return updated.with_changes(args=args)
+
+    def _is_device_type(self, node: cst.CSTNode) -> bool:
+        """``DEVICE.type``, as the device-string rules write it."""
+        return (
+            isinstance(node, cst.Attribute)
+            and _is_name(node.value, self.context.device_name)
+            and node.attr.value == "type"
+        )
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        """``x if DEVICE.type != "cpu" else None`` as a statement: a one-line ``if``."""
+        body = updated_node.body
+        if len(body) != 1 or not isinstance(body[0], cst.Expr):
+            return updated_node
+        call = self.statements.get(id(body[0].value))
+        if call is None:
+            return updated_node
+        return cst.If(
+            test=self.expr(_guard()),
+            body=cst.SimpleStatementSuite(
+                body=[cst.Expr(call)],
+                trailing_whitespace=updated_node.trailing_whitespace,
+            ),
+            leading_lines=updated_node.leading_lines,
+        )

@@ -1,0 +1,77 @@
+"""The torch.cuda runtime table: every row is exercised by a fixture, and the
+claims it makes about CPU PyTorch hold on the torch installed here."""
+
+from __future__ import annotations
+
+import torch
+
+from codemod.passes.cuda_runtime import API, RULES
+from codemod.transform import rewrite_source
+from tests.fixture_cases import FIXTURES, options_of
+
+FIXTURE_DIR = FIXTURES / "cuda_runtime"
+CPU = torch.device("cpu")
+
+
+def _fixture_text() -> str:
+    return "\n".join(p.read_text() for p in sorted(FIXTURE_DIR.glob("*.before.py")))
+
+
+def _resolve(template: str):
+    """The object a callee template names, with DEVICE the CPU."""
+    code = template.replace("{torch}", "torch").replace("{device}", "CPU")
+    return eval(code, {"torch": torch, "CPU": CPU})  # noqa: S307 (templates are ours)
+
+
+def test_every_rewritten_row_has_a_fixture():
+    text = _fixture_text()
+    missing = [
+        name
+        for name, row in API.items()
+        if row.shape not in ("report", "tensor")
+        and f".{name.rsplit('.', 1)[1]}(" not in text
+    ]
+    assert not missing
+
+
+def test_every_rule_fires_in_some_fixture():
+    seen = set()
+    for before in FIXTURE_DIR.glob("*.before.py"):
+        source = before.read_text()
+        seen.update(
+            d.code for d in rewrite_source(source, options_of(source)).diagnostics
+        )
+    assert {rule.code for rule in RULES} <= seen
+
+
+def test_unguarded_replacements_exist_on_the_cpu():
+    # A row without a CPU value claims its replacement works without an accelerator.
+    for name, row in API.items():
+        if row.call and row.cpu is None and "device_index" not in row.call:
+            assert callable(_resolve(row.call)), name
+
+
+def test_guarded_replacements_exist_in_this_torch():
+    # Guarded rows call torch.accelerator functions that exist (they raise on the
+    # CPU, hence the guard); device-module rows are checked on the CPU module where
+    # it has them.
+    for name, row in API.items():
+        if row.call and row.call.startswith("{torch}.accelerator."):
+            assert callable(_resolve(row.call)), name
+
+
+def test_cpu_values_match_what_torch_cuda_gives_without_a_gpu():
+    # The no-op values the guards keep are the ones CPU PyTorch's torch.cuda returns.
+    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved"):
+        assert eval(API[f"torch.cuda.{name}"].cpu) == getattr(torch.cuda, name)() == 0
+    assert eval(API["torch.cuda.memory_stats"].cpu) == dict(torch.cuda.memory_stats())
+    assert (
+        eval(API["torch.cuda.get_rng_state_all"].cpu) == torch.cuda.get_rng_state_all()
+    )
+
+
+def test_cpu_events_record_but_cannot_time():
+    event = torch.cpu.Event()
+    event.record()
+    event.synchronize()
+    assert not hasattr(event, "elapsed_time")
