@@ -8,5 +8,6 @@ runtime pass rewrites ``torch.cuda.is_available()`` on its own.
 
 from codemod.passes.device_strings import DeviceStrings
 from codemod.passes.tensor_methods import TensorMethods
+from codemod.passes.distributed import Distributed
 
-PASSES = (DeviceStrings, TensorMethods)
+PASSES = (DeviceStrings, TensorMethods, Distributed)
