@@ -19,6 +19,7 @@ import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from codemod.passes.base import Pass
+from codemod.passes.device_strings import _target_name
 from codemod.rules import Fix, Rule, register
 
 DIST_TORCH = (2, 6)  # torch.distributed.get_default_backend_for_device
@@ -167,14 +168,6 @@ def _gloo_literal(node: cst.CSTNode) -> bool:
 
 def _backend_name(name: str) -> bool:
     return "backend" in name.lower()
-
-
-def _target_name(node: cst.CSTNode) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return ""
 
 
 def _argument(call: cst.Call, keyword: str, position: int) -> Optional[cst.Arg]:
