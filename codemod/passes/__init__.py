@@ -9,5 +9,6 @@ runtime pass rewrites ``torch.cuda.is_available()`` on its own.
 from codemod.passes.device_strings import DeviceStrings
 from codemod.passes.tensor_methods import TensorMethods
 from codemod.passes.distributed import Distributed
+from codemod.passes.backend_flags import BackendFlags
 
-PASSES = (DeviceStrings, TensorMethods, Distributed)
+PASSES = (DeviceStrings, TensorMethods, Distributed, BackendFlags)
