@@ -10,5 +10,6 @@ from codemod.passes.device_strings import DeviceStrings
 from codemod.passes.tensor_methods import TensorMethods
 from codemod.passes.distributed import Distributed
 from codemod.passes.backend_flags import BackendFlags
+from codemod.passes.report_only import ReportOnly
 
-PASSES = (DeviceStrings, TensorMethods, Distributed, BackendFlags)
+PASSES = (DeviceStrings, TensorMethods, Distributed, BackendFlags, ReportOnly)
