@@ -22,7 +22,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 from codemod.diagnostics import Diagnostic
 
 # Union of the passes' triggers, as bytes. Kept in sync by tests/test_engine.py.
-PREFILTER = re.compile(rb"cuda|nccl|NCCL|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune")
+PREFILTER = re.compile(rb"cuda|cudnn|nccl|NCCL|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune")
 
 SKIPPED_DIRS = {
     ".git",

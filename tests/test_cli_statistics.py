@@ -55,5 +55,7 @@ def test_unsafe_fix_the_target_cannot_take_is_not_counted(tmp_path):
 
 
 def test_statistics_from_stdin(tmp_path):
-    proc = run_cli(["--check", "--statistics", "-"], cwd=tmp_path, input=SOURCE.encode())
+    proc = run_cli(
+        ["--check", "--statistics", "-"], cwd=tmp_path, input=SOURCE.encode()
+    )
     assert proc.stdout.splitlines()[-1].startswith("Scanned 1 files, changed 1;")

@@ -27,6 +27,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from codemod.passes.base import Pass
+from codemod.passes.report_only import IMPORTED, imported_names
 from codemod.rules import Fix, Rule, register
 
 RULES = (
@@ -204,7 +205,7 @@ def _bool_literal(node: cst.BaseExpression) -> Optional[bool]:
 
 class BackendFlags(Pass):
     RULES = RULES
-    TRIGGER = re.compile(r"cudnn|backends\.cuda|sdp_kernel")
+    TRIGGER = re.compile(r"cudnn|cuda")
 
     def visit_Module(self, node: cst.Module) -> None:
         self.handled: Set[cst.CSTNode] = set()  # references a parent dealt with
@@ -212,12 +213,18 @@ class BackendFlags(Pass):
         self.writes: Set[cst.CSTNode] = set()  # assignment targets
         self.sdp_calls: Dict[cst.Call, List[str]] = {}  # call -> enabled backends
 
-    # Import lines are not sites: their uses are.
     def visit_Import(self, node: cst.Import) -> bool:
+        self._imports(node)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        self._imports(node)
         return False
+
+    def _imports(self, node) -> None:
+        for alias, name in imported_names(node):
+            if is_cuda_backend(name):
+                self.report(alias, "TP609", IMPORTED)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]

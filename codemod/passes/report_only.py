@@ -14,7 +14,7 @@ guard alone instead of widening it to every accelerator.
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, List, Optional, Set, Union
+from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 import libcst.matchers as m
@@ -210,6 +210,10 @@ MESSAGES: Dict[str, str] = {
     "torch.cuda.nvtx.mark": "nvtx marks exist only in CUDA builds; wrap the region in "
     "`torch.profiler.record_function(name)` instead",
 }
+IMPORTED = (
+    "imports a CUDA-only API; its uses are reported where they occur (remove the "
+    "import once they are gone)"
+)
 MODULES = {"pynvml", "torch.cuda.nvtx", "torch.cuda.graphs"}
 NVTX_RANGE = "torch.cuda.nvtx.range"
 DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
@@ -286,6 +290,21 @@ def _dotted(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
+def imported_names(
+    node: Union[cst.Import, cst.ImportFrom],
+) -> List[Tuple[cst.CSTNode, str]]:
+    """(alias node, full dotted name) of each name an absolute import binds;
+    ``from m import *`` gives (the statement, ``m``)."""
+    if isinstance(node, cst.Import):
+        return [(alias, _dotted(alias.name) or "") for alias in node.names]
+    if node.relative or node.module is None:
+        return []
+    module = _dotted(node.module) or ""
+    if isinstance(node.names, cst.ImportStar):
+        return [(node, module)]
+    return [(alias, f"{module}.{_dotted(alias.name)}") for alias in node.names]
+
+
 class _CudaOnlyFinder(cst.CSTVisitor):
     def __init__(self, qualified_name: QualifiedName) -> None:
         self.qualified_name = qualified_name
@@ -306,18 +325,12 @@ class _CudaOnlyFinder(cst.CSTVisitor):
         return self._check(node)
 
     def visit_Import(self, node: cst.Import) -> bool:
-        for alias in node.names:
-            if _under(_dotted(alias.name), CUDA_ONLY):
-                self.found = True
+        if any(_under(name, CUDA_ONLY) for _, name in imported_names(node)):
+            self.found = True
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        module = _dotted(node.module) if node.module and not node.relative else None
-        if module and not isinstance(node.names, cst.ImportStar):
-            names = [f"{module}.{_dotted(a.name)}" for a in node.names]
-        else:
-            names = [module] if module else []
-        if any(_under(name, CUDA_ONLY) for name in names):
+        if any(_under(name, CUDA_ONLY) for _, name in imported_names(node)):
             self.found = True
         return False
 
@@ -386,21 +399,22 @@ class ReportOnly(Pass):
         self.ranges: Set[cst.Call] = set()  # nvtx.range calls of a `with` item
         self.guards: Set[cst.Call] = set()
 
-    # -- imports: only the vendor packages are sites --------------------------------
+    # -- imports ----------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> bool:
-        for alias in node.names:
-            self._vendor_import(alias, _dotted(alias.name))
+        self._imports(node)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        module = _dotted(node.module) if node.module and not node.relative else None
-        if module and module.split(".")[0] in ("apex", "pynvml"):
-            if isinstance(node.names, cst.ImportStar):
-                self._vendor_import(node, module)
-            else:
-                for alias in node.names:
-                    self._vendor_import(alias, f"{module}.{_dotted(alias.name)}")
+        self._imports(node)
         return False
+
+    def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
+        for alias, name in imported_names(node):
+            prefix = _under(name, REFERENCES)
+            if prefix in ("pynvml", None):
+                self._vendor_import(alias, name)
+            else:
+                self.report(alias, REFERENCES[prefix], IMPORTED)
 
     def _vendor_import(self, node: cst.CSTNode, name: Optional[str]) -> None:
         if _under(name, ("pynvml",)):
