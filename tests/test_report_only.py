@@ -78,3 +78,12 @@ def test_names_that_do_not_resolve_are_read_as_written():
         return name if name in resolve else None
 
     assert guards_cuda_only_code(node, by_text)
+
+
+def test_rules_of_these_families_are_documented():
+    from codemod.rules import all_rules
+
+    rules = [r for code, r in all_rules().items() if code[:3] in ("TP5", "TP6", "TP9")]
+    assert len(rules) >= 20
+    for rule in rules:
+        assert rule.what and rule.why and rule.before and rule.after and rule.safety, rule.code
