@@ -87,3 +87,32 @@ def test_rules_of_these_families_are_documented():
     assert len(rules) >= 20
     for rule in rules:
         assert rule.what and rule.why and rule.before and rule.after and rule.safety, rule.code
+
+
+def test_guards_around_code_torchport_ports_are_not_kept():
+    for body in (
+        "    torch.backends.cuda.matmul.allow_tf32 = True\n",
+        "    ctx = torch.backends.cuda.sdp_kernel(enable_flash=False)\n",
+    ):
+        node, qualified_name = _first_if(HEADER + "if torch.cuda.is_available():\n" + body)
+        assert not guards_cuda_only_code(node, qualified_name)
+
+
+def test_nvtx_behind_a_kept_guard_is_not_rewritten():
+    from codemod.passes.base import Options
+    from codemod.transform import rewrite_source
+
+    source = (
+        "import torch\n\nif torch.cuda.is_available():\n"
+        "    with torch.cuda.nvtx.range('step'):\n        pass\n"
+        "with torch.cuda.nvtx.range('other'):\n    pass\n"
+    )
+    result = rewrite_source(source, Options(unsafe_fixes=True))
+    assert "with torch.cuda.nvtx.range('step'):" in result.code
+    assert "with torch.profiler.record_function('other'):" in result.code
+    assert rewrite_source(result.code, Options(unsafe_fixes=True)).code == result.code
+    assert [(d.line, d.code, d.applied) for d in result.diagnostics] == [
+        (3, "TP910", False),
+        (4, "TP902", False),
+        (6, "TP902", True),
+    ]

@@ -268,6 +268,10 @@ CUDA_ONLY = (
     "numba.cuda",
 )
 
+# Under CUDA_ONLY, but torchport rewrites them to portable code, and harmless where
+# they stay: a guard around them is not kept (a second run would then widen it).
+PORTED = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cuda.sdp_kernel")
+
 QualifiedName = Callable[[cst.CSTNode], Optional[str]]
 
 
@@ -312,6 +316,8 @@ class _CudaOnlyFinder(cst.CSTVisitor):
 
     def _check(self, node: cst.CSTNode) -> bool:
         name = self.qualified_name(node) or _dotted(node)
+        if _under(name, PORTED):
+            return False
         if _under(name, CUDA_ONLY):
             self.found = True
         return not self.found
@@ -397,7 +403,7 @@ class ReportOnly(Pass):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.ranges: Set[cst.Call] = set()  # nvtx.range calls of a `with` item
-        self.guards: Set[cst.Call] = set()
+        self.kept: Set[cst.CSTNode] = set()  # calls behind a kept CUDA-only guard
 
     # -- imports ----------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> bool:
@@ -451,6 +457,7 @@ class ReportOnly(Pass):
             isinstance(call, cst.Call)
             and node.asname is None
             and self.callee(call) == NVTX_RANGE
+            and call not in self.kept
             and len(call.args) == 1
             and call.args[0].keyword is None
             and not call.args[0].star
@@ -495,7 +502,12 @@ class ReportOnly(Pass):
         self._guard(node)
 
     def _guard(self, node: Union[cst.If, cst.IfExp]) -> None:
-        for call in cuda_only_guard_calls(node, self.qualified_name):
+        calls = cuda_only_guard_calls(node, self.qualified_name)
+        if calls:
+            # nvtx is fine behind the kept guard, and rewriting it would make the
+            # guard look portable to the next run.
+            self.kept.update(m.findall(node.body, m.Call()))  # type: ignore[arg-type]
+        for call in calls:
             if self.callee(call) == "torch.accelerator.is_available":
                 self.report(call, "TP910", WIDENED)
             else:
