@@ -86,7 +86,9 @@ def test_rules_of_these_families_are_documented():
     rules = [r for code, r in all_rules().items() if code[:3] in ("TP5", "TP6", "TP9")]
     assert len(rules) >= 20
     for rule in rules:
-        assert rule.what and rule.why and rule.before and rule.after and rule.safety, rule.code
+        assert (
+            rule.what and rule.why and rule.before and rule.after and rule.safety
+        ), rule.code
 
 
 def test_guards_around_code_torchport_ports_are_not_kept():
@@ -94,7 +96,9 @@ def test_guards_around_code_torchport_ports_are_not_kept():
         "    torch.backends.cuda.matmul.allow_tf32 = True\n",
         "    ctx = torch.backends.cuda.sdp_kernel(enable_flash=False)\n",
     ):
-        node, qualified_name = _first_if(HEADER + "if torch.cuda.is_available():\n" + body)
+        node, qualified_name = _first_if(
+            HEADER + "if torch.cuda.is_available():\n" + body
+        )
         assert not guards_cuda_only_code(node, qualified_name)
 
 
