@@ -27,7 +27,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from codemod.passes.base import Pass
-from codemod.passes.report_only import IMPORTED, imported_names
+from codemod.passes.report_only import IMPORTED, ImportSites, imported_names
 from codemod.rules import Fix, Rule, register
 
 RULES = (
@@ -203,7 +203,7 @@ def _bool_literal(node: cst.BaseExpression) -> Optional[bool]:
     return None
 
 
-class BackendFlags(Pass):
+class BackendFlags(ImportSites, Pass):
     RULES = RULES
     TRIGGER = re.compile(r"cudnn|cuda")
 
@@ -212,14 +212,6 @@ class BackendFlags(Pass):
         self.tf32_assigns: Set[cst.Assign] = set()
         self.writes: Set[cst.CSTNode] = set()  # assignment targets
         self.sdp_calls: Dict[cst.Call, List[str]] = {}  # call -> enabled backends
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        self._imports(node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        self._imports(node)
-        return False
 
     def _imports(self, node) -> None:
         for alias, name in imported_names(node):

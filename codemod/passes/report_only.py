@@ -397,15 +397,13 @@ WIDENED = (
 )
 
 
-class ReportOnly(Pass):
-    RULES = RULES
-    TRIGGER = re.compile(r"cuda|CUDA|pynvml|apex|reduce-overhead|max-autotune")
+class ImportSites:
+    """Mixin: hand each import statement to ``_imports`` and skip its names (an
+    import binds names; the uses are visited where they occur)."""
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.ranges: Set[cst.Call] = set()  # nvtx.range calls of a `with` item
-        self.kept: Set[cst.CSTNode] = set()  # calls behind a kept CUDA-only guard
+    def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
+        raise NotImplementedError
 
-    # -- imports ----------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> bool:
         self._imports(node)
         return False
@@ -414,6 +412,16 @@ class ReportOnly(Pass):
         self._imports(node)
         return False
 
+
+class ReportOnly(ImportSites, Pass):
+    RULES = RULES
+    TRIGGER = re.compile(r"cuda|CUDA|pynvml|apex|reduce-overhead|max-autotune")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.ranges: Set[cst.Call] = set()  # nvtx.range calls of a `with` item
+        self.kept: Set[cst.CSTNode] = set()  # calls behind a kept CUDA-only guard
+
+    # -- imports ----------------------------------------------------------------------
     def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
         for alias, name in imported_names(node):
             prefix = _under(name, REFERENCES)
