@@ -84,8 +84,15 @@ def _bodies(stmt: ast.stmt, lines: Sequence[str]) -> List[List[ast.stmt]]:
     ]
 
 
-def select(tree: ast.Module, hits: Set[int], lines: Sequence[str]) -> List[Chunk]:
-    """The chunks covering every line in ``hits``, in file order."""
+def select(
+    tree: ast.Module,
+    hits: Set[int],
+    lines: Sequence[str],
+    whole: Set[int] = frozenset(),
+) -> List[Chunk]:
+    """The chunks covering every line in ``hits``, in file order; a line in
+    ``whole`` makes its whole top-level statement one chunk."""
+    hits = set(hits) | set(whole)
     chunks: List[Chunk] = []
 
     def walk(body: Sequence[ast.stmt], top: Optional[Span]) -> None:
@@ -95,6 +102,8 @@ def select(tree: ast.Module, hits: Set[int], lines: Sequence[str]) -> List[Chunk
                 continue
             enclosing = top or span
             bodies = _bodies(members[0], lines) if len(members) == 1 else []
+            if top is None and _hit(span, whole):
+                bodies = []  # a pass needs this statement whole
             inner = {line for b in bodies for s in b for line in range(*_span_range(s))}
             if bodies and here <= inner:
                 for nested in bodies:

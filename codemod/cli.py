@@ -88,6 +88,11 @@ def main() -> None:
 )
 @click.option("--stdin-filename", help="The name to report for input read from '-'.")
 @click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary.")
+@click.option(
+    "--statistics",
+    is_flag=True,
+    help="Print counts per rule and family instead of each site.",
+)
 def run_command(
     paths,
     show_diff,
@@ -102,6 +107,7 @@ def run_command(
     jobs,
     stdin_filename,
     quiet,
+    statistics,
 ) -> None:
     """Rewrite PATHS (files and folders; '-' for stdin) in place."""
     mode = DIFF if show_diff else CHECK if check else WRITE
@@ -121,7 +127,9 @@ def run_command(
     _warn_old_target(settings)
     job = Job(mode, settings.options, settings.format)
     if list(paths) == ["-"]:
-        sys.exit(_run_stdin(job, stdin_filename or "-", output_format, mode))
+        sys.exit(
+            _run_stdin(job, stdin_filename or "-", output_format, mode, statistics)
+        )
     if not paths:
         click.echo(
             "torchport: no paths given (use '.' for this folder, '-' for stdin)",
@@ -130,7 +138,9 @@ def run_command(
         sys.exit(EXIT_ERROR)
     files, errors = discover(paths, exclude=settings.exclude)
     results = run(files, job, jobs)
-    sys.exit(_report(results, errors, output_format, mode, quiet))
+    sys.exit(
+        _report(results, errors, output_format, mode, quiet, statistics, job.options)
+    )
 
 
 def _warn_old_target(settings) -> None:
@@ -149,7 +159,9 @@ def _warn_old_target(settings) -> None:
         )
 
 
-def _run_stdin(job: Job, name: str, output_format: str, mode: str) -> int:
+def _run_stdin(
+    job: Job, name: str, output_format: str, mode: str, statistics: bool
+) -> int:
     data = sys.stdin.buffer.read()
     result = process_source(name, data, job, Path(name) if name != "-" else None)
     if mode == WRITE:
@@ -159,10 +171,15 @@ def _run_stdin(job: Job, name: str, output_format: str, mode: str) -> int:
         click.echo(result.diff, nl=False)
     shown = _shown(result.diagnostics, mode)
     stream = sys.stderr if mode == WRITE else sys.stdout
-    if shown:
+    if statistics:
+        stream.write(statistics_text([result]))
+    elif shown:
         stream.write(RENDERERS[output_format](shown))
     elif output_format == "json" and mode != WRITE:
         stream.write(RENDERERS["json"]([]))
+    hint = unsafe_hint([result], job.options)
+    if hint:
+        click.echo(hint, err=True)
     if result.error:
         click.echo(result.error, err=True)
         return EXIT_ERROR
@@ -188,12 +205,16 @@ def _report(
     output_format: str,
     mode: str,
     quiet: bool,
+    statistics: bool = False,
+    options=None,
 ) -> int:
     for result in results:
         if result.diff:
             click.echo(result.diff, nl=False)
     shown = [d for r in results for d in _shown(r.diagnostics, mode)]
-    if shown or output_format == "json":
+    if statistics:
+        click.echo(statistics_text(results), nl=False)
+    elif shown or output_format == "json":
         click.echo(RENDERERS[output_format](shown), nl=False)
     errors = errors + [r.error for r in results if r.error]
     for line in errors:
@@ -208,11 +229,83 @@ def _report(
             f" {len(remaining)} sites left; {len(errors)} errors",
             err=True,
         )
+        hint = unsafe_hint(results, options)
+        if hint:
+            click.echo(hint, err=True)
     if errors:
         return EXIT_ERROR
     if remaining or (mode != WRITE and changed):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def statistics_text(results: Sequence[FileResult]) -> str:
+    """Counts per rule code, then one line: files scanned and changed, sites
+    rewritten and reported, per family (TP1, TP2, ...)."""
+    from collections import Counter
+
+    rewritten: Counter = Counter()
+    reported: Counter = Counter()
+    names = {}
+    for result in results:
+        for d in result.diagnostics:
+            (rewritten if d.applied else reported)[d.code] += 1
+            names[d.code] = d.name
+    lines = []
+    if names:
+        lines.append(
+            f"{'sites':>5}  {'code':<6} {'rewritten':>9} {'reported':>8}  rule"
+        )
+    for code in sorted(names):
+        total = rewritten[code] + reported[code]
+        lines.append(
+            f"{total:>5}  {code:<6} {rewritten[code]:>9} {reported[code]:>8}  {names[code]}"
+        )
+    families = sorted({code[:3] for code in names})
+    by_family = "; ".join(
+        f"{family}: {sum(n for c, n in rewritten.items() if c.startswith(family))}"
+        f" rewritten, {sum(n for c, n in reported.items() if c.startswith(family))}"
+        " reported"
+        for family in families
+    )
+    changed = sum(1 for r in results if r.changed and not r.error)
+    lines.append(
+        f"Scanned {len(results)} files, changed {changed};"
+        f" {sum(rewritten.values())} sites rewritten, {sum(reported.values())} reported"
+        + (f" ({by_family})" if by_family else "")
+    )
+    return "".join(line + "\n" for line in lines)
+
+
+def unsafe_hint(results: Sequence[FileResult], options) -> str:
+    """'N unsafe fixes available with --unsafe-fixes', or '' when there are none.
+
+    A fix the target torch release cannot take does not count: the flag would not
+    apply it either.
+    """
+    if options is None or options.unsafe_fixes:
+        return ""
+    from codemod.rules import REGISTRY
+
+    def takes(code: str) -> bool:
+        rule = REGISTRY.get(code)
+        return (
+            rule is None
+            or rule.min_torch is None
+            or rule.min_torch <= options.target_torch
+        )
+
+    count = sum(
+        1
+        for r in results
+        for d in r.diagnostics
+        if d.fix == "unsafe" and not d.applied and takes(d.code)
+    )
+    if not count:
+        return ""
+    return (
+        f"{count} unsafe fix{'es' if count != 1 else ''} available with --unsafe-fixes"
+    )
 
 
 @main.command("rules")

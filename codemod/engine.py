@@ -23,9 +23,9 @@ from codemod.diagnostics import Diagnostic
 
 # Union of the passes' triggers, as bytes. Kept in sync by tests/test_engine.py.
 PREFILTER = re.compile(
-    rb"cuda|fork_rng|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune"
-    rb"|get_autocast_gpu_dtype|is_autocast_enabled|cpu\.amp|torch\.cpu import amp"
-    rb"|GradScaler"
+    rb"cuda|cudnn|fork_rng|nccl|NCCL|pin_memory|CUDA|pynvml|apex|reduce-overhead"
+    rb"|max-autotune|get_autocast_gpu_dtype|is_autocast_enabled|cpu\.amp"
+    rb"|torch\.cpu import amp|GradScaler"
 )
 
 SKIPPED_DIRS = {

@@ -22,6 +22,10 @@ import libcst as cst
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 @dataclass
 class ModuleFacts:
     imports: Dict[str, str] = field(default_factory=dict)  # local name -> qualified
@@ -82,6 +86,11 @@ class ModuleFacts:
                     for arg in (arguments.vararg, arguments.kwarg):
                         if arg is not None:
                             facts.bound.add(arg.arg)
+            elif isinstance(node, ast.Assign) and _is_none(node.value):
+                # `except ImportError: pynvml = None`: the name still means the import
+                # wherever it is used.
+                for target in node.targets:
+                    facts._store_attributes(target)
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = (
                     node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -111,9 +120,14 @@ class ModuleFacts:
                         facts.torch_alias = alias.asname or "torch"
         return facts
 
+    def _store_attributes(self, target: ast.AST) -> None:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                self.stored_attributes.add(node.attr)
+
     def _store(self, target: ast.AST) -> None:
         for node in ast.walk(target):
-            if isinstance(node, ast.Name):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                 self.bound.add(node.id)
             elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
                 self.stored_attributes.add(node.attr)

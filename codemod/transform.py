@@ -101,6 +101,7 @@ def _hit_lines(lines: Sequence[str], passes: Sequence[Type[Pass]], facts: Module
     pass cares about (``from torch.cuda.amp import GradScaler``, then ``GradScaler()``).
     """
     words = [p.TRIGGER.pattern for p in passes]
+    words += [p.HITS.pattern for p in passes if p.HITS is not None]
     aliases = [
         re.escape(local)
         for local, target in facts.imports.items()
@@ -139,13 +140,18 @@ def rewrite_source(
     facts = ModuleFacts.of(tree, source)
     context = FileContext(options, source, facts)
     binding.plan_binding(tree, facts, context)
-    found = chunks.select(tree, _hit_lines(lines, active, facts), lines)
+    context_words = [p.CONTEXT.pattern for p in active if p.CONTEXT is not None]
+    whole = set()
+    if context_words:  # sites a pass must see with their whole top-level statement
+        pattern = re.compile("|".join(context_words))
+        whole = {n for n, line in enumerate(lines, start=1) if pattern.search(line)}
+    found = chunks.select(tree, _hit_lines(lines, active, facts), lines, whole)
     instances = [p(context) for p in active]
     outputs: Dict[Tuple[int, int], List[str]] = {}
     local_maps: Dict[Tuple[int, int], List[int]] = {}
     first_device_use: Optional[int] = None
     for chunk, text, module in _parsed(found, lines):
-        metadata = {PositionProvider: _LazyPositions(module)}
+        metadata = _LazyMetadata(module)
         context.line_offset = chunk.start - 1
         context.col_offset = len(chunk.indent)
         used_device = context.needs_device
@@ -290,25 +296,22 @@ def _parse(text: str) -> Optional[cst.Module]:
         return None
 
 
-class _LazyPositions:
-    """PositionProvider's mapping, computed on first use: most chunks (a comment that
-    mentions CUDA) never report anything."""
+class _LazyMetadata:
+    """The metadata mapping a pass sees, each provider resolved on first use: most
+    chunks (a comment that mentions CUDA) never report anything, and only a few
+    passes ask for more than positions."""
 
     def __init__(self, module: cst.Module) -> None:
-        self.module = module
-        self.positions = None
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.resolved: Dict[type, object] = {}
 
-    def __getitem__(self, node):
-        if self.positions is None:
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self.positions = wrapper.resolve(PositionProvider)
-        return self.positions[node]
+    def __contains__(self, provider) -> bool:
+        return True
 
-    def get(self, node, default=None):
-        try:
-            return self[node]
-        except KeyError:
-            return default
+    def __getitem__(self, provider):
+        if provider not in self.resolved:
+            self.resolved[provider] = self.wrapper.resolve(provider)
+        return self.resolved[provider]
 
 
 def _is_binding_chunk(

@@ -5,7 +5,7 @@ Uses only the standard library (``ast``), so it can judge torchport's output wit
 its bugs.  A *site* is one of these kinds:
 
 ``device-string``   a string constant equal to ``"cuda"`` or matching ``^cuda:\\d+$``
-                    (docstrings and dict keys are skipped)
+                    (docstrings, dict keys and subscript keys are skipped)
 ``device-format``   ``"cuda:{}"`` / ``"cuda:%d"`` style templates (``.format`` / ``%``)
 ``device-fstring``  an f-string whose text starts with ``cuda:``
 ``.cuda()``         a ``.cuda(...)`` method call
@@ -183,8 +183,7 @@ class _Visitor(ast.NodeVisitor):
             top = a.name.split(".")[0]
             if top in VENDOR_MODULES:
                 self.add(node, "vendor-import")
-            elif a.name == "torch.cuda" or a.name.startswith("torch.cuda."):
-                self.add(node, "torch.cuda")
+            # Importing torch.cuda names works on every build; their uses are the sites.
             elif a.name.startswith(("torch.backends.cudnn", "torch.backends.cuda")):
                 self.add(node, "backend-flag")
 
@@ -196,9 +195,7 @@ class _Visitor(ast.NodeVisitor):
             self.add(node, "vendor-import")
             return
         full = [f"{mod}.{a.name}" for a in node.names]
-        if any(f == "torch.cuda" or f.startswith("torch.cuda.") for f in full):
-            self.add(node, "torch.cuda")
-        elif any(
+        if any(
             f.startswith(("torch.backends.cudnn", "torch.backends.cuda")) for f in full
         ):
             self.add(node, "backend-flag")
@@ -286,6 +283,12 @@ class _Visitor(ast.NodeVisitor):
         for k in node.keys:
             if isinstance(k, ast.Constant):
                 self.skip.add(id(k))
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        # `counts["cuda"]` looks a key up in a mapping: not a device, like a dict key.
+        if isinstance(node.slice, ast.Constant):
+            self.skip.add(id(node.slice))
         self.generic_visit(node)
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:

@@ -145,3 +145,10 @@ def test_blank_lines_with_spaces_survive_black_in_a_changed_chunk():
     )
     out = rewrite_source(source, Options(), format_mode=black.Mode()).code
     assert "    y = x.to(DEVICE)\n    \n    return y\n" in out
+
+
+def test_assigning_an_attribute_does_not_shadow_the_module():
+    source = "import torch\ntorch.backends.cudnn.benchmark = True\n"
+    facts = ModuleFacts.of(ast.parse(source), source)
+    assert facts.imports == {"torch": "torch"}
+    assert facts.stored_attributes == {"benchmark"}

@@ -10,5 +10,16 @@ from codemod.passes.amp import Amp
 from codemod.passes.cuda_runtime import CudaRuntime
 from codemod.passes.device_strings import DeviceStrings
 from codemod.passes.tensor_methods import TensorMethods
+from codemod.passes.distributed import Distributed
+from codemod.passes.backend_flags import BackendFlags
+from codemod.passes.report_only import ReportOnly
 
-PASSES = (DeviceStrings, TensorMethods, Amp, CudaRuntime)
+PASSES = (
+    DeviceStrings,
+    TensorMethods,
+    Amp,
+    CudaRuntime,
+    Distributed,
+    BackendFlags,
+    ReportOnly,
+)

@@ -150,8 +150,14 @@ class Pass(cst.CSTTransformer):
 
     METADATA_DEPENDENCIES = (PositionProvider,)
     RULES: ClassVar[Tuple[Rule, ...]] = ()
-    # The pass runs only on files whose text matches this pattern.
+    # The pass runs only on files whose text matches this pattern, and sees the
+    # statements whose lines match it (codemod.chunks).
     TRIGGER: ClassVar[Pattern[str]] = re.compile("cuda")
+    # More lines that can hold its sites once it runs (`device_ids=` of DDP).
+    HITS: ClassVar[Optional[Pattern[str]]] = None
+    # Lines whose whole top-level statement the pass must see (a variable followed
+    # from its assignment to its use).
+    CONTEXT: ClassVar[Optional[Pattern[str]]] = None
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()

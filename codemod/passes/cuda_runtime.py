@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from codemod.passes.report_only import guards_cuda_only_code
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
 from codemod.rules import Fix, Rule, register
 
@@ -417,6 +418,12 @@ CUDA_ONLY_MODULES = re.compile(
 _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
 
 
+KEPT_GUARD = (
+    "`torch.cuda.is_available()` kept: the code it guards still needs CUDA once "
+    "rewritten; port that code, then widen the guard"
+)
+
+
 def _walk(node: cst.CSTNode):
     """``node`` and everything below it."""
     stack = [node]
@@ -611,8 +618,16 @@ class CudaRuntime(Pass):
         """``torch.cuda.is_available()`` in a test becomes portable only when what it
         guards no longer needs CUDA once every pass has rewritten it."""
         checks = self.tests.pop(original, ())
-        if not checks or self._cuda_only(updated.body, updated.orelse):
-            return updated  # a CUDA-only guard: left to the report-only rules
+        if not checks:
+            return updated
+        recognized = guards_cuda_only_code(original, self.qualified_name)
+        if recognized or self._cuda_only(updated.body, updated.orelse):
+            # A CUDA-only guard stays. The report-only pass reports the guards it
+            # recognizes (TP910); the others are reported here, never left silent.
+            if not recognized:
+                for check in checks:
+                    self.report(check, "TP301", KEPT_GUARD)
+            return updated
         test = updated.test
         for check in checks:
             old = self.pending.pop(check, None)

@@ -1,0 +1,306 @@
+"""TP6xx: ``torch.backends.cudnn`` and ``torch.backends.cuda`` flags.
+
+Most of these flags tune a CUDA library and are harmless elsewhere (setting them on
+CPU PyTorch works and does nothing), so they are reported with advice and left as
+they are. Two have an exact device-generic equivalent and are rewritten:
+
+* ``torch.backends.cuda.matmul.allow_tf32 = X`` -> ``torch.set_float32_matmul_precision``:
+  "high" gives exactly the matmul results of ``allow_tf32 = True`` on CUDA and
+  "highest" those of ``= False`` (measured on an H200). "highest" is the default
+  everywhere, so ``= False`` is a safe fix; "high" also allows reduced precision
+  on other devices (oneDNN's TF32 on the CPU, a bf16 pass on TPU), so ``= True``
+  is an unsafe one.
+* ``torch.backends.cuda.sdp_kernel(...)`` -> ``torch.nn.attention.sdpa_kernel([...])``:
+  sdp_kernel builds exactly that backend list from its booleans and enters
+  sdpa_kernel with it.
+
+``torch.backends.cudnn.allow_tf32`` (convolutions) has no device-generic switch:
+``set_float32_matmul_precision`` and ``torch.backends.fp32_precision`` leave it alone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+import libcst.matchers as m
+
+from codemod.passes.base import Pass
+from codemod.passes.report_only import IMPORTED, ImportSites, imported_names
+from codemod.rules import Fix, Rule, register
+
+RULES = (
+    Rule(
+        "TP601",
+        "cudnn-benchmark",
+        "`torch.backends.cudnn.benchmark` tunes cuDNN only: it does nothing on other "
+        "devices; keep it (no portable switch exists) and `# noqa: TP601`",
+        Fix.NONE,
+        None,
+        what="Reports reads and writes of `torch.backends.cudnn.benchmark`.",
+        why="cuDNN autotuning has no counterpart on other devices; the assignment is "
+        "harmless there, so nothing has to change, but a reader should know the "
+        "speed-up is CUDA's alone.",
+        before="torch.backends.cudnn.benchmark = True",
+        after="torch.backends.cudnn.benchmark = True  # noqa: TP601",
+        safety="No fix needed.",
+    ),
+    Rule(
+        "TP602",
+        "cudnn-deterministic",
+        "`torch.backends.cudnn.deterministic` makes cuDNN deterministic, nothing else; "
+        "for every device consider `torch.use_deterministic_algorithms(True)` "
+        "(stricter: it raises on nondeterministic ops)",
+        Fix.NONE,
+        None,
+        what="Reports reads and writes of `torch.backends.cudnn.deterministic`.",
+        why="Off CUDA the flag does nothing, so a program that relied on it for "
+        "reproducibility is no longer reproducible there.",
+        before="torch.backends.cudnn.deterministic = True",
+        after="torch.backends.cudnn.deterministic = True\n"
+        "torch.use_deterministic_algorithms(True)  # by hand, if every op allows it",
+        safety="No automatic fix: `use_deterministic_algorithms(True)` raises on ops "
+        "that have no deterministic implementation, and is not what the flag did.",
+    ),
+    Rule(
+        "TP603",
+        "cudnn-enabled",
+        "`torch.backends.cudnn.enabled` switches cuDNN only; other devices have no "
+        "such switch",
+        Fix.NONE,
+        None,
+        what="Reports reads and writes of `torch.backends.cudnn.enabled`.",
+        why="Code that disables cuDNN to work around a bug or for exactness gets "
+        "nothing equivalent elsewhere.",
+        before="torch.backends.cudnn.enabled = False",
+        after="torch.backends.cudnn.enabled = False  # noqa: TP603",
+        safety="No fix.",
+    ),
+    Rule(
+        "TP604",
+        "matmul-allow-tf32",
+        "`torch.backends.cuda.matmul.allow_tf32` is CUDA's name for the float32 "
+        "matmul precision; use `torch.set_float32_matmul_precision`",
+        Fix.UNSAFE,
+        None,
+        what="Rewrites `torch.backends.cuda.matmul.allow_tf32 = True` to `torch.set_"
+        'float32_matmul_precision("high")` and `= False` to `("highest")`.',
+        why="`set_float32_matmul_precision` is the device-generic switch: on CUDA it "
+        "sets the same flag (same matmul results, measured on an H200) and other "
+        "backends read it too.",
+        before="torch.backends.cuda.matmul.allow_tf32 = True",
+        after='torch.set_float32_matmul_precision("high")',
+        safety='`= False` -> "highest" is safe: it is the default on every device. '
+        '`= True` -> "high" is unsafe: on other devices it also lowers precision '
+        "(oneDNN TF32 on recent CPUs, a bf16 pass on TPU), which the CUDA flag did "
+        "not do. Reads of the flag are only reported.",
+    ),
+    Rule(
+        "TP605",
+        "cudnn-allow-tf32",
+        "`torch.backends.cudnn.allow_tf32` (TF32 convolutions) has no device-generic "
+        "switch; it does nothing off CUDA, keep it",
+        Fix.NONE,
+        None,
+        what="Reports reads and writes of `torch.backends.cudnn.allow_tf32`.",
+        why="Neither `set_float32_matmul_precision` nor `torch.backends.fp32_precision` "
+        "changes it (checked on an H200): there is nothing portable to rewrite to.",
+        before="torch.backends.cudnn.allow_tf32 = True",
+        after="torch.backends.cudnn.allow_tf32 = True  # noqa: TP605",
+        safety="No fix.",
+    ),
+    Rule(
+        "TP606",
+        "sdp-kernel",
+        "`torch.backends.cuda.sdp_kernel` is deprecated and CUDA-named; use "
+        "`torch.nn.attention.sdpa_kernel`",
+        Fix.SAFE,
+        (2, 3),
+        what="Rewrites `torch.backends.cuda.sdp_kernel(enable_flash=..., enable_math="
+        "..., enable_mem_efficient=..., enable_cudnn=...)` with literal booleans to "
+        "`torch.nn.attention.sdpa_kernel([SDPBackend...])` listing the enabled ones.",
+        why="The new context manager takes the backends to allow, and works with every "
+        "device's scaled_dot_product_attention.",
+        before="with torch.backends.cuda.sdp_kernel(enable_flash=False, "
+        "enable_mem_efficient=False):",
+        after="with torch.nn.attention.sdpa_kernel(\n"
+        "    [torch.nn.attention.SDPBackend.MATH, "
+        "torch.nn.attention.SDPBackend.CUDNN_ATTENTION]\n):",
+        safety="Safe: sdp_kernel builds this very list (omitted flags default to True) "
+        "and enters sdpa_kernel with it. Arguments that are not literal booleans are "
+        "reported.",
+    ),
+    Rule(
+        "TP609",
+        "cuda-backend-flag",
+        "CUDA library setting (`torch.backends.cuda` / `torch.backends.cudnn`): no "
+        "portable equivalent; keep it for CUDA, check what the code relies on",
+        Fix.NONE,
+        None,
+        what="Reports every other use of `torch.backends.cuda.*` and "
+        "`torch.backends.cudnn.*` (`cudnn.version()`, `cufft_plan_cache`, "
+        "`preferred_linalg_library`, the per-backend SDP switches, ...).",
+        why="They configure NVIDIA libraries; off CUDA they do nothing or report "
+        "'unavailable'.",
+        before="print(torch.backends.cudnn.version())",
+        after="print(torch.backends.cudnn.version())  # noqa: TP609",
+        safety="No fix.",
+    ),
+)
+register(*RULES)
+
+CUDA_BACKENDS = ("torch.backends.cudnn", "torch.backends.cuda")
+# Qualified name -> rule. Everything else under CUDA_BACKENDS is TP609.
+FLAGS: Dict[str, str] = {
+    "torch.backends.cudnn.benchmark": "TP601",
+    "torch.backends.cudnn.deterministic": "TP602",
+    "torch.backends.cudnn.enabled": "TP603",
+    "torch.backends.cuda.matmul.allow_tf32": "TP604",
+    "torch.backends.cudnn.allow_tf32": "TP605",
+    "torch.backends.cuda.sdp_kernel": "TP606",
+}
+# What a reference that is not rewritten says, where it differs from the rule's message.
+READ_MESSAGES = {
+    "TP604": "reads `allow_tf32`: the device-generic reading is "
+    '`torch.get_float32_matmul_precision() != "highest"`',
+    "TP606": "`sdp_kernel` used other than in a call: use "
+    "`torch.nn.attention.sdpa_kernel([SDPBackend...])`",
+}
+SPLIT_MESSAGE = (
+    "`allow_tf32` assigned together with other targets: split the assignment, then "
+    "use `torch.set_float32_matmul_precision`"
+)
+TF32_ON = (
+    '`allow_tf32 = True` is `torch.set_float32_matmul_precision("high")` on CUDA, but '
+    '"high" also lowers float32 matmul precision on other devices'
+)
+MATMUL_TF32 = "torch.backends.cuda.matmul.allow_tf32"
+SDP_KERNEL = "torch.backends.cuda.sdp_kernel"
+# sdp_kernel's parameters in order, and the backend each enables, in the order
+# sdp_kernel appends them to its list.
+SDP_PARAMETERS = ("enable_flash", "enable_math", "enable_mem_efficient", "enable_cudnn")
+SDP_BACKENDS = (
+    ("enable_flash", "FLASH_ATTENTION"),
+    ("enable_mem_efficient", "EFFICIENT_ATTENTION"),
+    ("enable_math", "MATH"),
+    ("enable_cudnn", "CUDNN_ATTENTION"),
+)
+
+
+def is_cuda_backend(name: Optional[str]) -> bool:
+    """``torch.backends.cuda[.x]`` or ``torch.backends.cudnn[.x]``."""
+    return bool(name) and any(
+        name == prefix or name.startswith(prefix + ".") for prefix in CUDA_BACKENDS
+    )
+
+
+def _bool_literal(node: cst.BaseExpression) -> Optional[bool]:
+    if m.matches(node, m.Name("True")):
+        return True
+    if m.matches(node, m.Name("False")):
+        return False
+    return None
+
+
+class BackendFlags(ImportSites, Pass):
+    RULES = RULES
+    TRIGGER = re.compile(r"cudnn|cuda")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.handled: Set[cst.CSTNode] = set()  # references a parent dealt with
+        self.tf32_assigns: Set[cst.Assign] = set()
+        self.writes: Set[cst.CSTNode] = set()  # assignment targets
+        self.sdp_calls: Dict[cst.Call, List[str]] = {}  # call -> enabled backends
+
+    def _imports(self, node) -> None:
+        for alias, name in imported_names(node):
+            if is_cuda_backend(name):
+                self.report(alias, "TP609", IMPORTED)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        targets = [t.target for t in node.targets]
+        self.writes.update(targets)
+        if len(targets) == 1 and self.qualified_name(targets[0]) == MATMUL_TF32:
+            self.tf32_assigns.add(node)
+            self.handled.add(targets[0])
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.writes.add(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.callee(node) != SDP_KERNEL:
+            return
+        self.handled.add(node.func)
+        backends = self._sdp_backends(node)
+        if backends is None:
+            self.report(
+                node,
+                "TP606",
+                "`sdp_kernel(...)` with arguments that are not "
+                "literal booleans: write `torch.nn.attention.sdpa_kernel"
+                "([SDPBackend...])` with the backends they enable",
+            )
+        else:
+            self.sdp_calls[node] = backends
+
+    @staticmethod
+    def _sdp_backends(call: cst.Call) -> Optional[List[str]]:
+        """The SDPBackend names sdp_kernel(...) enables, or None if not literal."""
+        values = dict.fromkeys(SDP_PARAMETERS, True)
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                return None
+            name = arg.keyword.value if arg.keyword else None
+            if name is None and position < len(SDP_PARAMETERS):
+                name = SDP_PARAMETERS[position]
+            value = _bool_literal(arg.value)
+            if name not in values or value is None:
+                return None
+            values[name] = value
+        return [backend for flag, backend in SDP_BACKENDS if values[flag]]
+
+    def _reference(self, node: cst.CSTNode) -> bool:
+        """Report a reference to a CUDA backend setting; False stops the descent."""
+        if node in self.handled:
+            return False
+        name = self.qualified_name(node)
+        if not is_cuda_backend(name):
+            return True
+        code = FLAGS.get(name, "TP609")  # type: ignore[arg-type]
+        if node in self.writes:
+            message = SPLIT_MESSAGE if code == "TP604" else ""
+        else:
+            message = READ_MESSAGES.get(code, "")
+        self.report(node, code, message)
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self._reference(node)
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        return self._reference(node)
+
+    # -- rewriting ------------------------------------------------------------------
+    def leave_Assign(self, original_node, updated_node):
+        if original_node not in self.tf32_assigns:
+            return updated_node
+        value = _bool_literal(original_node.value)
+        if value is False:
+            precision, fix, message = '"highest"', Fix.SAFE, ""
+        else:
+            precision = '"high"' if value else '"high" if {value} else "highest"'
+            fix, message = Fix.UNSAFE, TF32_ON
+        if not self.apply(original_node.targets[0].target, "TP604", message, fix):
+            return updated_node
+        template = "{torch}.set_float32_matmul_precision(" + precision + ")"
+        values = {"value": updated_node.value} if "{value}" in precision else {}
+        call = self.expr(template, **values)
+        return cst.Expr(call, semicolon=updated_node.semicolon)
+
+    def leave_Call(self, original_node, updated_node):
+        backends = self.sdp_calls.get(original_node)
+        if backends is None or not self.apply(original_node, "TP606"):
+            return updated_node
+        listed = ", ".join(f"{{torch}}.nn.attention.SDPBackend.{b}" for b in backends)
+        return self.expr("{torch}.nn.attention.sdpa_kernel([" + listed + "])")

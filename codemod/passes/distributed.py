@@ -1,0 +1,399 @@
+"""TP5xx: torch.distributed code that assumes NVIDIA: the "nccl" backend, DDP's
+``device_ids`` and ``mp.spawn(nprocs=torch.cuda.device_count())``.
+
+A backend *position* (the backend argument of ``init_process_group``/``new_group``,
+a ``backend=`` keyword, a ``*backend*`` variable, parameter, option or dict value)
+classifies the ``"nccl"`` literal below it; the literal is rewritten on the way up
+to ``get_default_backend_for_device(DEVICE)``, which is "nccl" on CUDA and "gloo"
+on the CPU. Tests of the backend (``== "nccl"``, ``is_nccl_available()``) are
+reported: what they guard is usually NCCL-specific.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, Optional, Set
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import ScopeProvider
+
+from codemod.passes.base import Pass
+from codemod.passes.device_strings import _target_name
+from codemod.rules import Fix, Rule, register
+
+DIST_TORCH = (2, 6)  # torch.distributed.get_default_backend_for_device
+
+RULES = (
+    Rule(
+        "TP501",
+        "nccl-backend",
+        '"nccl" hard-codes NVIDIA\'s collective backend; use '
+        "`torch.distributed.get_default_backend_for_device(DEVICE)`",
+        Fix.SAFE,
+        DIST_TORCH,
+        what='Replaces the "nccl" backend of `init_process_group`, `new_group`, '
+        "`new_subgroups*`, of any `backend=` keyword, and of a variable, parameter, "
+        'command-line option or dict value named like "backend", with '
+        "`torch.distributed.get_default_backend_for_device(DEVICE)`. "
+        '`"nccl" if torch.cuda.is_available() else "gloo"` becomes the same call.',
+        why='"nccl" exists only in CUDA builds: on the CPU, TPU, Trainium, XPU or NPU '
+        "`init_process_group` raises. The device's default backend is nccl on CUDA, "
+        "gloo on the CPU and the plugin's own backend elsewhere.",
+        before='dist.init_process_group("nccl", rank=rank, world_size=world_size)',
+        after="dist.init_process_group(\n    dist.get_default_backend_for_device(DEVICE),"
+        " rank=rank, world_size=world_size\n)",
+        safety='Safe: on a CUDA machine the call returns "nccl" (checked on an H200). '
+        "The value stays a string. Needs torch >= 2.6.",
+    ),
+    Rule(
+        "TP502",
+        "nccl-check",
+        "the code tests for NCCL, which exists only on NVIDIA GPUs; test the device "
+        '(`DEVICE.type == "cuda"`) or compare with '
+        "`torch.distributed.get_default_backend_for_device(DEVICE)`",
+        Fix.NONE,
+        None,
+        what='Reports `backend == "nccl"` (and `!=`, `in`), `Backend.NCCL` comparisons '
+        "and `torch.distributed.is_nccl_available()`.",
+        why="What such a test guards is usually NCCL-specific (environment variables, "
+        "CUDA streams); on other devices the branch silently stops running. "
+        "torch_npu's transfer_to_npu is known to break exactly these checks.",
+        before='if dist.get_backend() == "nccl":\n    torch.cuda.synchronize()',
+        after='if DEVICE.type == "cuda":  # by hand, after reading the branch\n'
+        "    torch.cuda.synchronize()",
+        safety="No automatic fix: whether the branch is about NCCL or about 'the "
+        "accelerator' needs a reader.",
+    ),
+    Rule(
+        "TP503",
+        "nccl-string",
+        '"nccl" where torchport cannot tell it is the process-group backend; derive '
+        "it with `torch.distributed.get_default_backend_for_device(DEVICE)`",
+        Fix.NONE,
+        None,
+        what='Reports every other "nccl" (a list element, a return value, '
+        '`Backend.NCCL`, a per-device string like "cpu:gloo,cuda:nccl").',
+        why="It is almost always a backend choice that fails off NVIDIA GPUs.",
+        before='BACKENDS = ["nccl", "gloo"]',
+        after='BACKENDS = [dist.get_default_backend_for_device(DEVICE), "gloo"]'
+        "  # by hand",
+        safety="No automatic fix.",
+    ),
+    Rule(
+        "TP504",
+        "ddp-device-ids",
+        "`DistributedDataParallel(device_ids=...)` raises for a module on the CPU",
+        Fix.SAFE,
+        None,
+        what='Rewrites `device_ids=X` to `device_ids=X if DEVICE.type != "cpu" else '
+        "None` (and `output_device=` the same way), keyword or positional.",
+        why="DDP accepts device ids only for modules on an accelerator: a CPU module "
+        "with `device_ids=[rank]` raises `ValueError`.",
+        before="model = DDP(model, device_ids=[rank])",
+        after='model = DDP(model, device_ids=[rank] if DEVICE.type != "cpu" else None)',
+        safety="Safe: the argument is unchanged wherever an accelerator exists.",
+    ),
+    Rule(
+        "TP505",
+        "spawn-device-count",
+        "`mp.spawn(nprocs=device_count())` spawns nothing on a machine without GPUs",
+        Fix.SAFE,
+        None,
+        what="Wraps the device count that sets `nprocs` of `torch.multiprocessing.spawn` "
+        "/ `start_processes` (directly, through the variable it is assigned to, or in "
+        "`args=`) in `max(..., 1)`.",
+        why="`device_count()` is 0 on the CPU, and `mp.spawn(fn, nprocs=0)` returns "
+        "without running `fn` at all.",
+        before="world_size = torch.cuda.device_count()\n"
+        "mp.spawn(train, args=(world_size,), nprocs=world_size)",
+        after="world_size = max(torch.accelerator.device_count(), 1)\n"
+        "mp.spawn(train, args=(world_size,), nprocs=world_size)",
+        safety="Safe: different only when the count is 0, where nothing ran before.",
+    ),
+)
+register(*RULES)
+
+# Callee (qualified name) -> positional index of its backend argument. Data, not code.
+BACKEND_POSITIONS: Dict[str, int] = {
+    "torch.distributed.init_process_group": 0,
+    "torch.distributed.distributed_c10d.init_process_group": 0,
+    "torch.distributed.new_group": 2,
+    "torch.distributed.distributed_c10d.new_group": 2,
+    "torch.distributed.new_subgroups": 3,
+    "torch.distributed.distributed_c10d.new_subgroups": 3,
+    "torch.distributed.new_subgroups_by_enumeration": 2,
+    "torch.distributed.distributed_c10d.new_subgroups_by_enumeration": 2,
+}
+NCCL_NAMES = {
+    "torch.distributed.Backend.NCCL",
+    "torch.distributed.distributed_c10d.Backend.NCCL",
+}
+NCCL_AVAILABLE = {
+    "torch.distributed.is_nccl_available",
+    "torch.distributed.distributed_c10d.is_nccl_available",
+}
+AVAILABILITY = {"torch.cuda.is_available", "torch.accelerator.is_available"}
+# Callee -> (positional index, keyword) of the arguments DDP takes device ids in.
+DDP = {
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+}
+DDP_DEVICE_ARGS = {"device_ids": 1, "output_device": 2}
+SPAWN = {
+    "torch.multiprocessing.spawn",
+    "torch.multiprocessing.spawn.spawn",
+    "torch.multiprocessing.start_processes",
+    "torch.multiprocessing.spawn.start_processes",
+}
+SPAWN_NPROCS = 2  # spawn(fn, args=(), nprocs=1, ...)
+DEVICE_COUNT = {"torch.cuda.device_count", "torch.accelerator.device_count"}
+
+
+def _nccl_literal(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "nccl"
+
+
+def _mentions_nccl(node: cst.CSTNode) -> bool:
+    return (
+        isinstance(node, cst.SimpleString)
+        and isinstance(node.evaluated_value, str)
+        and "nccl" in node.evaluated_value
+    )
+
+
+def _gloo_literal(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "gloo"
+
+
+def _backend_name(name: str) -> bool:
+    return "backend" in name.lower()
+
+
+def _argument(call: cst.Call, keyword: str, position: int) -> Optional[cst.Arg]:
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+    return positional[position] if position < len(positional) else None
+
+
+class Distributed(Pass):
+    RULES = RULES
+    # DDP and mp.spawn matter only in files that mention CUDA or NCCL.
+    TRIGGER = re.compile(r"nccl|NCCL|cuda")
+    HITS = re.compile(r"device_ids|output_device")
+    # mp.spawn's nprocs is followed back to its device_count() through variables.
+    CONTEXT = re.compile(r"spawn|start_processes")
+    METADATA_DEPENDENCIES = Pass.METADATA_DEPENDENCIES + (ScopeProvider,)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.backends: Set[cst.CSTNode] = set()  # "nccl" literals in a backend position
+        self.collapse: Set[cst.CSTNode] = set()  # "nccl" if is_available() else "gloo"
+        self.ignored: Set[cst.CSTNode] = set()  # literals reported by their parent
+        self.ddp_args: Set[cst.CSTNode] = set()
+        self.counts: Set[cst.CSTNode] = set()  # device_count() calls that set nprocs
+        # `X` of an `import torch.distributed as X`
+        forms = context.facts.import_forms.items()
+        self.dist_alias = next(
+            (
+                local
+                for local, form in forms
+                if form == ("torch.distributed", None, local)
+            ),
+            None,
+        )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._find_spawn_counts(node)
+
+    # -- what to emit -----------------------------------------------------------
+    def _default_backend(self) -> cst.BaseExpression:
+        if self.dist_alias:
+            return self.expr(
+                f"{self.dist_alias}.get_default_backend_for_device({{device}})"
+            )
+        return self.expr("{torch}.distributed.get_default_backend_for_device({device})")
+
+    # -- classification, top-down -----------------------------------------------
+    def _mark_backend(self, value: cst.BaseExpression) -> None:
+        if _mentions_nccl(value) or self.qualified_name(value) in NCCL_NAMES:
+            self.backends.add(value)
+        elif isinstance(value, cst.IfExp) and not self._is_availability_choice(value):
+            for branch in (value.body, value.orelse):
+                self._mark_backend(branch)
+
+    def _is_availability_choice(self, node: cst.IfExp) -> bool:
+        """``"nccl" if torch.cuda.is_available() else "gloo"``: a backend anywhere."""
+        return (
+            _nccl_literal(node.body)
+            and _gloo_literal(node.orelse)
+            and isinstance(node.test, cst.Call)
+            and self.callee(node.test) in AVAILABILITY
+        )
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        if self._is_availability_choice(node):
+            self.collapse.add(node)
+            self.ignored.add(node.body)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = self.callee(node)
+        if callee in BACKEND_POSITIONS:
+            arg = _argument(node, "backend", BACKEND_POSITIONS[callee])
+            if arg is not None:
+                self._mark_backend(arg.value)
+        elif callee in DDP:
+            for keyword, position in DDP_DEVICE_ARGS.items():
+                arg = _argument(node, keyword, position)
+                if arg is not None and not self._guarded(arg.value):
+                    self.ddp_args.add(arg)
+        elif callee in NCCL_AVAILABLE:
+            self.report(
+                node,
+                "TP502",
+                "`is_nccl_available()` is true only with NCCL: to "
+                "pick a backend use `torch.distributed.get_default_backend_for_"
+                "device(DEVICE)`; to test one, `dist.is_backend_available(name)`",
+            )
+        for arg in node.args:
+            if arg.keyword is not None and _backend_name(arg.keyword.value):
+                self._mark_backend(arg.value)
+            elif arg.keyword is not None and arg.keyword.value == "default":
+                if self._is_backend_option(node):
+                    self._mark_backend(arg.value)
+
+    @staticmethod
+    def _guarded(value: cst.BaseExpression) -> bool:
+        """Already ``X if <test> else None`` (torchport's output, or by hand), or None."""
+        return m.matches(value, m.Name("None") | m.IfExp(orelse=m.Name("None")))
+
+    @staticmethod
+    def _is_backend_option(call: cst.Call) -> bool:
+        """``parser.add_argument("--dist-backend", default="nccl")``."""
+        return (
+            m.matches(call.func, m.Attribute(attr=m.Name("add_argument")))
+            and bool(call.args)
+            and isinstance(call.args[0].value, cst.SimpleString)
+            and _backend_name(str(call.args[0].value.evaluated_value))
+        )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(_backend_name(_target_name(t.target)) for t in node.targets):
+            self._mark_backend(node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and _backend_name(_target_name(node.target)):
+            self._mark_backend(node.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.default is not None and _backend_name(node.name.value):
+            self._mark_backend(node.default)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self.ignored.add(node.key)  # a key names something; it is not a backend
+        if isinstance(node.key, cst.SimpleString) and _backend_name(
+            str(node.key.evaluated_value)
+        ):
+            self._mark_backend(node.value)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        operands = [node.left] + [c.comparator for c in node.comparisons]
+        nccl = [
+            o
+            for o in operands
+            if _nccl_literal(o) or self.qualified_name(o) in NCCL_NAMES
+        ]
+        if nccl:
+            self.ignored.update(nccl)
+            self.report(node, "TP502")
+
+    # -- mp.spawn(nprocs=torch.cuda.device_count()) --------------------------------
+    def _is_count(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Call) and self.callee(node) in DEVICE_COUNT
+
+    def _find_spawn_counts(self, module: cst.Module) -> None:
+        values: Dict[cst.CSTNode, cst.BaseExpression] = {}  # assigned Name -> value
+        for assign in m.findall(
+            module, m.Assign(targets=[m.AssignTarget(target=m.Name())])
+        ):
+            values[assign.targets[0].target] = assign.value  # type: ignore[attr-defined]
+        for call in m.findall(module, m.Call()):
+            if self.callee(call) not in SPAWN:  # type: ignore[arg-type]
+                continue
+            nprocs = _argument(call, "nprocs", SPAWN_NPROCS)  # type: ignore[arg-type]
+            if nprocs is not None:
+                self._follow(nprocs.value, values, depth=3)
+            spawn_args = _argument(call, "args", 1)  # type: ignore[arg-type]
+            if spawn_args is not None and isinstance(spawn_args.value, cst.Tuple):
+                for element in spawn_args.value.elements:
+                    if self._is_count(element.value):
+                        self.counts.add(element.value)
+
+    def _follow(self, value: cst.BaseExpression, values, depth: int) -> None:
+        """Find the device_count() call ``value`` is, or is assigned from."""
+        if self._is_count(value):
+            self.counts.add(value)
+        elif isinstance(value, cst.Name) and depth:
+            try:
+                scope = self.get_metadata(ScopeProvider, value)
+            except KeyError:
+                return
+            if scope is None:
+                return
+            for assignment in scope[value.value]:
+                if assignment.node in values:
+                    self._follow(values[assignment.node], values, depth - 1)
+
+    # -- rewriting, bottom-up ---------------------------------------------------------
+    def leave_SimpleString(self, original_node, updated_node):
+        if not _mentions_nccl(original_node) or original_node in self.ignored:
+            return updated_node
+        if original_node in self.backends and _nccl_literal(original_node):
+            if self.apply(original_node, "TP501"):
+                return self._default_backend()
+            return updated_node
+        if _nccl_literal(original_node) or original_node in self.backends:
+            self.report(original_node, "TP503")
+        return updated_node
+
+    def leave_Attribute(self, original_node, updated_node):
+        if (
+            original_node in self.ignored
+            or self.qualified_name(original_node) not in NCCL_NAMES
+        ):
+            return updated_node
+        if original_node in self.backends:
+            if self.apply(original_node, "TP501"):
+                return self._default_backend()
+            return updated_node
+        self.report(original_node, "TP503")
+        return updated_node
+
+    def leave_IfExp(self, original_node, updated_node):
+        if original_node in self.collapse and self.apply(original_node, "TP501"):
+            return self._default_backend()
+        return updated_node
+
+    def leave_Arg(self, original_node, updated_node):
+        if original_node not in self.ddp_args:
+            return updated_node
+        message = (
+            ""
+            if original_node.keyword is None
+            or original_node.keyword.value == ("device_ids")
+            else "`output_device=` goes with `device_ids=`, which DDP rejects for a CPU module"
+        )
+        if not self.apply(original_node, "TP504", message):
+            return updated_node
+        return updated_node.with_changes(
+            value=self.expr(
+                '{value} if {device}.type != "cpu" else None', value=updated_node.value
+            )
+        )
+
+    def leave_Call(self, original_node, updated_node):
+        if original_node in self.counts and self.apply(original_node, "TP505"):
+            return self.expr("max({count}, 1)", count=updated_node)
+        return updated_node

@@ -1,0 +1,535 @@
+"""TP9xx: CUDA-specific code with no portable equivalent, reported with advice.
+
+CUDA graphs, nvtx, compute-capability checks, CUDA extensions, CUDA_VISIBLE_DEVICES,
+pynvml, apex, the profiler's CUDA activity, torch.compile's CUDA-graph modes, and
+``torch.cuda.is_available()`` guarding such code. Only one shape has a rewrite:
+``with torch.cuda.nvtx.range(name):`` -> ``with torch.profiler.record_function(name):``
+(unsafe: the range leaves Nsight traces for the PyTorch profiler's).
+
+``guards_cuda_only_code`` / ``cuda_only_guard_calls`` classify an ``if`` whose body is
+CUDA-only, so that a pass rewriting ``torch.cuda.is_available()`` can leave that
+guard alone instead of widening it to every accelerator.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Dict, List, Optional, Set, Tuple, Union
+
+import libcst as cst
+import libcst.matchers as m
+
+from codemod.passes.base import Pass
+from codemod.rules import Fix, Rule, register
+
+RULES = (
+    Rule(
+        "TP901",
+        "cuda-graph",
+        "CUDA graphs capture CUDA streams only; keep the capture behind "
+        '`DEVICE.type == "cuda"` and run eagerly elsewhere (`torch.accelerator.Graph`, '
+        "torch >= 2.12, is the generic API where a backend supports it)",
+        Fix.NONE,
+        None,
+        what="Reports `torch.cuda.CUDAGraph`, `torch.cuda.graph`, "
+        "`torch.cuda.make_graphed_callables` and `torch.cuda.graph_pool_handle`.",
+        why="Capture and replay raise without CUDA; support for `torch.accelerator."
+        "Graph` varies by backend.",
+        before="g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = model(x)",
+        after='if DEVICE.type == "cuda":  # by hand\n    g = torch.cuda.CUDAGraph()\n    ...',
+        safety="No fix.",
+    ),
+    Rule(
+        "TP902",
+        "nvtx",
+        "nvtx ranges exist only in CUDA builds (they raise elsewhere); use "
+        "`torch.profiler.record_function(name)`",
+        Fix.UNSAFE,
+        None,
+        what="Rewrites `with torch.cuda.nvtx.range(name):` to `with torch.profiler."
+        "record_function(name):`; reports `range_push`/`range_pop` (pair them into "
+        "that `with`), `mark` and other nvtx calls.",
+        why="`torch.cuda.nvtx.*` raises 'NVTX functions not installed' on every build "
+        "without CUDA; `record_function` labels the region on every device.",
+        before='with torch.cuda.nvtx.range("forward"):\n    out = model(x)',
+        after='with torch.profiler.record_function("forward"):\n    out = model(x)',
+        safety="Unsafe: on CUDA the label moves from Nsight's nvtx timeline to the "
+        "PyTorch profiler's (Nsight sees it only under `emit_nvtx()`).",
+    ),
+    Rule(
+        "TP903",
+        "device-capability",
+        "NVIDIA compute-capability check with no portable equivalent; keep it behind "
+        '`DEVICE.type == "cuda"` (`torch.accelerator.get_device_capability()` means '
+        "something else)",
+        Fix.NONE,
+        None,
+        what="Reports `torch.cuda.get_device_capability()`, `torch.cuda.get_arch_list()`, "
+        "`torch.cuda.is_bf16_supported()` and `get_device_properties(i).major/.minor`.",
+        why="SM versions are NVIDIA's. `torch.accelerator.get_device_capability()` "
+        "returns supported dtypes and raises on CUDA (checked on an H200).",
+        before="if torch.cuda.get_device_capability()[0] >= 8:\n    dtype = torch.bfloat16",
+        after='if DEVICE.type == "cuda" and torch.cuda.get_device_capability()[0] >= 8:',
+        safety="No fix.",
+    ),
+    Rule(
+        "TP904",
+        "cuda-extension",
+        "custom CUDA kernels run only on NVIDIA GPUs; build them only for CUDA and "
+        "keep a PyTorch fallback for other devices",
+        Fix.NONE,
+        None,
+        what="Reports `torch.utils.cpp_extension.CUDAExtension`, `load(sources=[...'.cu'"
+        "])` and `load_inline(cuda_sources=...)`.",
+        why="A .cu kernel has no meaning on a CPU, TPU, Trainium, MPS, XPU or NPU.",
+        before='ext = load("ops", sources=["ops.cpp", "ops_kernel.cu"])',
+        after='ext = load("ops", sources=["ops.cpp", "ops_kernel.cu"]) '
+        'if DEVICE.type == "cuda" else None  # by hand, with a fallback',
+        safety="No fix.",
+    ),
+    Rule(
+        "TP905",
+        "cuda-visible-devices",
+        "`CUDA_VISIBLE_DEVICES` selects NVIDIA GPUs only (each vendor has its own "
+        "variable); select devices in the launcher, or in code with "
+        "`torch.accelerator.set_device_index`",
+        Fix.NONE,
+        None,
+        what='Reports the string "CUDA_VISIBLE_DEVICES" (`os.environ` reads and writes).',
+        why="Setting it does nothing on other accelerators; reading it says nothing "
+        "about them.",
+        before='os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)',
+        after="torch.accelerator.set_device_index(local_rank)  # by hand",
+        safety="No fix.",
+    ),
+    Rule(
+        "TP906",
+        "pynvml",
+        "pynvml talks to NVIDIA's driver only; for memory use `torch.accelerator."
+        "memory_allocated()` / `get_memory_info()` (torch 2.9 / 2.10), for counts "
+        "`torch.accelerator.device_count()`",
+        Fix.NONE,
+        None,
+        what="Reports `import pynvml` and every use of it.",
+        why="The import or `nvmlInit()` fails on every machine without an NVIDIA "
+        "driver.",
+        before="pynvml.nvmlInit()\nfree = pynvml.nvmlDeviceGetMemoryInfo(h).free",
+        after="free, total = torch.accelerator.get_memory_info()  # by hand",
+        safety="No fix.",
+    ),
+    Rule(
+        "TP907",
+        "apex",
+        "NVIDIA apex is CUDA-only; use the PyTorch equivalent",
+        Fix.NONE,
+        None,
+        what="Reports imports of `apex`, with the PyTorch replacement of the part "
+        "imported (amp, optimizers, parallel, normalization).",
+        why="apex builds CUDA kernels and does not install elsewhere; PyTorch has "
+        "absorbed most of it.",
+        before="from apex.optimizers import FusedAdam",
+        after="optimizer = torch.optim.AdamW(params, fused=True)  # by hand",
+        safety="No fix.",
+    ),
+    Rule(
+        "TP908",
+        "profiler-cuda-activity",
+        "`ProfilerActivity.CUDA` traces CUDA only; use "
+        "`torch.profiler.supported_activities()` (every activity this build can trace)",
+        Fix.NONE,
+        None,
+        what="Reports `torch.profiler.ProfilerActivity.CUDA`.",
+        why="Other accelerators have their own activity (XPU, MTIA, PrivateUse1).",
+        before="activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
+        after="activities=torch.profiler.supported_activities()",
+        safety="No fix: the trace would contain other activities than before.",
+    ),
+    Rule(
+        "TP909",
+        "compile-cuda-graph-mode",
+        "this torch.compile mode uses CUDA graphs; other backends ignore or reject it: "
+        'pass it only when `DEVICE.type == "cuda"`',
+        Fix.NONE,
+        None,
+        what='Reports `torch.compile(mode="reduce-overhead")` and '
+        '`mode="max-autotune"`.',
+        why="Both rely on CUDA graphs; TorchNeuron, for one, asks for no CUDA-only "
+        "modes.",
+        before='model = torch.compile(model, mode="reduce-overhead")',
+        after='model = torch.compile(\n    model, mode="reduce-overhead" if DEVICE.type '
+        '== "cuda" else "default"\n)  # by hand',
+        safety="No fix.",
+    ),
+    Rule(
+        "TP910",
+        "cuda-only-guard",
+        "`torch.cuda.is_available()` guards CUDA-only code here and is left as it is; "
+        "port the body (see its diagnostics) before widening the guard",
+        Fix.NONE,
+        None,
+        what="Reports an `if torch.cuda.is_available():` (or a conditional expression) "
+        "whose body uses cuDNN, nvtx, CUDA graphs, CUDA extensions, pynvml, apex, "
+        "flash-attn and the like; also such a guard already widened to "
+        "`torch.accelerator.is_available()`.",
+        why="Widened to every accelerator, the guard would run CUDA-only code on MPS, "
+        "XPU, NPU or TPU.",
+        before="if torch.cuda.is_available():\n    torch.cuda.nvtx.range_push('step')",
+        after="if torch.cuda.is_available():  # kept: the body is CUDA-only",
+        safety="No fix.",
+    ),
+)
+register(*RULES)
+
+# Qualified name (or prefix, at a dot) -> rule. Data, not code.
+REFERENCES: Dict[str, str] = {
+    "torch.cuda.CUDAGraph": "TP901",
+    "torch.cuda.graph": "TP901",
+    "torch.cuda.graphs": "TP901",
+    "torch.cuda.make_graphed_callables": "TP901",
+    "torch.cuda.graph_pool_handle": "TP901",
+    "torch.cuda.nvtx": "TP902",
+    "torch.cuda.get_device_capability": "TP903",
+    "torch.cuda.get_arch_list": "TP903",
+    "torch.cuda.is_bf16_supported": "TP903",
+    "torch.utils.cpp_extension.CUDAExtension": "TP904",
+    "torch.profiler.ProfilerActivity.CUDA": "TP908",
+    "torch.autograd.profiler.ProfilerActivity.CUDA": "TP908",
+    "torch._C._profiler.ProfilerActivity.CUDA": "TP908",
+    "pynvml": "TP906",
+}
+# Per-name advice where it says more than the rule's message.
+MESSAGES: Dict[str, str] = {
+    "torch.cuda.is_bf16_supported": "`is_bf16_supported()` is CUDA's answer (False on "
+    "the CPU, where autocast uses bf16); elsewhere `torch.bfloat16 in torch.accelerator"
+    '.get_device_capability()["supported_dtypes"]` (torch 2.10) says "can allocate", '
+    'not "fast"',
+    "torch.cuda.nvtx.range_push": "nvtx push/pop exist only in CUDA builds; pair them "
+    "into `with torch.profiler.record_function(name):`",
+    "torch.cuda.nvtx.range_pop": "nvtx push/pop exist only in CUDA builds; pair them "
+    "into `with torch.profiler.record_function(name):`",
+    "torch.cuda.nvtx.mark": "nvtx marks exist only in CUDA builds; wrap the region in "
+    "`torch.profiler.record_function(name)` instead",
+}
+IMPORTED = (
+    "imports a CUDA-only API; its uses are reported where they occur (remove the "
+    "import once they are gone)"
+)
+MODULES = {"pynvml", "torch.cuda.nvtx", "torch.cuda.graphs"}
+NVTX_RANGE = "torch.cuda.nvtx.range"
+DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
+EXTENSION_LOADERS = {
+    "torch.utils.cpp_extension.load",
+    "torch.utils.cpp_extension.load_inline",
+}
+COMPILE = "torch.compile"
+CUDA_GRAPH_MODES = {"reduce-overhead", "max-autotune"}
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+# apex module -> what to use instead (longest prefix wins).
+APEX: Dict[str, str] = {
+    "apex": "NVIDIA apex is CUDA-only; use the PyTorch equivalent of what you use",
+    "apex.amp": "apex.amp is CUDA-only; use `torch.autocast(DEVICE.type)` and "
+    "`torch.amp.GradScaler(DEVICE.type)`",
+    "apex.optimizers": "apex's fused optimizers are CUDA-only; use `torch.optim.AdamW`"
+    "/`Adam`/`SGD` (with `fused=True` where the device supports it)",
+    "apex.parallel": "apex.parallel is CUDA-only; use `torch.nn.parallel."
+    "DistributedDataParallel` and `torch.nn.SyncBatchNorm`",
+    "apex.normalization": "apex's fused norms are CUDA-only; use `torch.nn.LayerNorm` "
+    "/ `torch.nn.RMSNorm` (torch 2.4)",
+}
+
+# -- CUDA-only code, for guards ---------------------------------------------------------
+AVAILABILITY = {"torch.cuda.is_available", "torch.accelerator.is_available"}
+# Qualified-name prefixes (at a dot) of code that runs only on NVIDIA GPUs.
+CUDA_ONLY = (
+    "torch.backends.cudnn",
+    "torch.backends.cuda",
+    "torch.cuda.nvtx",
+    "torch.cuda.graphs",
+    "torch.cuda.graph",
+    "torch.cuda.CUDAGraph",
+    "torch.cuda.make_graphed_callables",
+    "torch.cuda.jiterator",
+    "torch.cuda.comm",
+    "torch.cuda.nccl",
+    "torch.cuda.get_device_capability",
+    "torch.cuda.get_arch_list",
+    "torch.cuda.is_bf16_supported",
+    "torch.utils.cpp_extension",
+    "torch.version.cuda",
+    "torch.profiler.ProfilerActivity.CUDA",
+    "apex",
+    "pynvml",
+    "flash_attn",
+    "bitsandbytes",
+    "xformers",
+    "transformer_engine",
+    "cupy",
+    "pycuda",
+    "numba.cuda",
+)
+
+# Under CUDA_ONLY, but torchport rewrites them to portable code, and harmless where
+# they stay: a guard around them is not kept (a second run would then widen it).
+PORTED = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cuda.sdp_kernel")
+
+QualifiedName = Callable[[cst.CSTNode], Optional[str]]
+
+
+def _under(name: Optional[str], prefixes) -> Optional[str]:
+    """The entry of ``prefixes`` that ``name`` is, or is below (at a dot)."""
+    if not name:
+        return None
+    for prefix in prefixes:
+        if name == prefix or name.startswith(prefix + "."):
+            return prefix
+    return None
+
+
+def _dotted(node: cst.CSTNode) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+def imported_names(
+    node: Union[cst.Import, cst.ImportFrom],
+) -> List[Tuple[cst.CSTNode, str]]:
+    """(alias node, full dotted name) of each name an absolute import binds;
+    ``from m import *`` gives (the statement, ``m``)."""
+    if isinstance(node, cst.Import):
+        return [(alias, _dotted(alias.name) or "") for alias in node.names]
+    if node.relative or node.module is None:
+        return []
+    module = _dotted(node.module) or ""
+    if isinstance(node.names, cst.ImportStar):
+        return [(node, module)]
+    return [(alias, f"{module}.{_dotted(alias.name)}") for alias in node.names]
+
+
+class _CudaOnlyFinder(cst.CSTVisitor):
+    def __init__(self, qualified_name: QualifiedName) -> None:
+        self.qualified_name = qualified_name
+        self.found = False
+
+    def _check(self, node: cst.CSTNode) -> bool:
+        name = self.qualified_name(node) or _dotted(node)
+        if _under(name, PORTED):
+            return False
+        if _under(name, CUDA_ONLY):
+            self.found = True
+        return not self.found
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if is_sm_version(node, self.qualified_name):
+            self.found = True
+        return self._check(node)
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        return self._check(node)
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        if any(_under(name, CUDA_ONLY) for _, name in imported_names(node)):
+            self.found = True
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if any(_under(name, CUDA_ONLY) for _, name in imported_names(node)):
+            self.found = True
+        return False
+
+
+def is_sm_version(node: cst.Attribute, qualified_name: QualifiedName) -> bool:
+    """``torch.cuda.get_device_properties(i).major`` (or ``.minor``)."""
+    return (
+        node.attr.value in ("major", "minor")
+        and isinstance(node.value, cst.Call)
+        and qualified_name(node.value.func) == DEVICE_PROPERTIES
+    )
+
+
+def _availability_calls(test: cst.BaseExpression, qualified_name: QualifiedName):
+    """``is_available()`` calls that must be true for the body to run: the test
+    itself or an operand of an ``and`` chain."""
+    if isinstance(test, cst.Call) and qualified_name(test.func) in AVAILABILITY:
+        return [test]
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _availability_calls(test.left, qualified_name) + _availability_calls(
+            test.right, qualified_name
+        )
+    return []
+
+
+def cuda_only_guard_calls(
+    node: Union[cst.If, cst.IfExp], qualified_name: QualifiedName
+) -> List[cst.Call]:
+    """The ``torch.cuda.is_available()`` / ``torch.accelerator.is_available()`` calls
+    of ``node``'s test when what they protect is CUDA-only code: the body (not the
+    ``else``) or the rest of an ``and`` chain (``is_available() and
+    get_device_capability()[0] >= 8``); else [].
+
+    ``qualified_name(node)`` resolves a node of the same tree (``Pass.qualified_name``);
+    names it cannot resolve are read as written.
+    """
+    calls = _availability_calls(node.test, qualified_name)
+    if not calls:
+        return []
+    finder = _CudaOnlyFinder(qualified_name)
+    node.test.visit(finder)
+    node.body.visit(finder)
+    return calls if finder.found else []
+
+
+def guards_cuda_only_code(
+    node: Union[cst.If, cst.IfExp], qualified_name: QualifiedName
+) -> bool:
+    """True when ``node`` is ``if torch.cuda.is_available():`` (or an ``and`` chain with
+    it, or a conditional expression) around CUDA-only code."""
+    return bool(cuda_only_guard_calls(node, qualified_name))
+
+
+WIDENED = (
+    "`torch.accelerator.is_available()` guards CUDA-only code: on MPS, XPU, NPU or TPU "
+    'it now runs it; test `DEVICE.type == "cuda"` (or `torch.cuda.is_available()`) '
+    "until the body is ported"
+)
+
+
+class ImportSites:
+    """Mixin: hand each import statement to ``_imports`` and skip its names (an
+    import binds names; the uses are visited where they occur)."""
+
+    def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
+        raise NotImplementedError
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        self._imports(node)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        self._imports(node)
+        return False
+
+
+class ReportOnly(ImportSites, Pass):
+    RULES = RULES
+    TRIGGER = re.compile(r"cuda|CUDA|pynvml|apex|reduce-overhead|max-autotune")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.ranges: Set[cst.Call] = set()  # nvtx.range calls of a `with` item
+        self.kept: Set[cst.CSTNode] = set()  # calls behind a kept CUDA-only guard
+
+    # -- imports ----------------------------------------------------------------------
+    def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
+        for alias, name in imported_names(node):
+            prefix = _under(name, REFERENCES)
+            if prefix in ("pynvml", None):
+                self._vendor_import(alias, name)
+            else:
+                self.report(alias, REFERENCES[prefix], IMPORTED)
+
+    def _vendor_import(self, node: cst.CSTNode, name: Optional[str]) -> None:
+        if _under(name, ("pynvml",)):
+            self.report(node, "TP906")
+        elif _under(name, ("apex",)):
+            prefix = max((p for p in APEX if _under(name, (p,))), key=len)
+            self.report(node, "TP907", APEX[prefix])
+
+    # -- references -------------------------------------------------------------------
+    def _reference(self, node: cst.CSTNode) -> bool:
+        name = self.qualified_name(node)
+        prefix = _under(name, REFERENCES)
+        if prefix is None:
+            return True
+        if name in MODULES and isinstance(node, cst.Name):
+            return False  # the module itself (`pynvml = None`): its uses are the sites
+        if name == NVTX_RANGE and node in self.ranges:
+            return False  # rewritten (or reported) with its call
+        self.report(node, REFERENCES[prefix], MESSAGES.get(name, ""))  # type: ignore
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if is_sm_version(node, self.qualified_name):
+            self.report(node, "TP903")
+            return False
+        return self._reference(node)
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        return self._reference(node)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        call = node.item
+        if (
+            isinstance(call, cst.Call)
+            and node.asname is None
+            and self.callee(call) == NVTX_RANGE
+            and call not in self.kept
+            and len(call.args) == 1
+            and call.args[0].keyword is None
+            and not call.args[0].star
+        ):
+            self.ranges.add(call)
+            self.ranges.add(call.func)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = self.callee(node)
+        if callee in EXTENSION_LOADERS and self._builds_cuda(node):
+            self.report(node, "TP904")
+        elif callee == COMPILE:
+            for arg in node.args:
+                if (
+                    arg.keyword is not None
+                    and arg.keyword.value == "mode"
+                    and isinstance(arg.value, cst.SimpleString)
+                    and arg.value.evaluated_value in CUDA_GRAPH_MODES
+                ):
+                    self.report(arg, "TP909")
+
+    @staticmethod
+    def _builds_cuda(call: cst.Call) -> bool:
+        """``load_inline(cuda_sources=...)`` or a .cu/.cuh file among the arguments."""
+        if any(
+            a.keyword is not None and a.keyword.value == "cuda_sources"
+            for a in call.args
+        ):
+            return True
+        return any(
+            isinstance(s, cst.SimpleString)
+            and isinstance(s.evaluated_value, str)
+            and s.evaluated_value.endswith((".cu", ".cuh"))
+            for arg in call.args
+            for s in m.findall(arg, m.SimpleString())
+        )
+
+    def visit_If(self, node: cst.If) -> None:
+        self._guard(node)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._guard(node)
+
+    def _guard(self, node: Union[cst.If, cst.IfExp]) -> None:
+        calls = cuda_only_guard_calls(node, self.qualified_name)
+        if calls:
+            # nvtx is fine behind the kept guard, and rewriting it would make the
+            # guard look portable to the next run.
+            self.kept.update(m.findall(node.body, m.Call()))  # type: ignore[arg-type]
+        for call in calls:
+            if self.callee(call) == "torch.accelerator.is_available":
+                self.report(call, "TP910", WIDENED)
+            else:
+                self.report(call, "TP910")
+
+    def leave_SimpleString(self, original_node, updated_node):
+        if original_node.evaluated_value == VISIBLE_DEVICES:
+            self.report(original_node, "TP905")
+        return updated_node
+
+    # -- the one rewrite ------------------------------------------------------------
+    def leave_Call(self, original_node, updated_node):
+        if original_node not in self.ranges or not self.apply(original_node, "TP902"):
+            return updated_node
+        return updated_node.with_changes(
+            func=self.expr("{torch}.profiler.record_function")
+        )
