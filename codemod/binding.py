@@ -24,9 +24,7 @@ from codemod.passes.base import FileContext
 from codemod.rules import TorchVersion
 
 # check_available=True matters: a CUDA wheel on a GPU-less host reports "cuda" otherwise.
-BINDING_2_7 = (
-    '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
-)
+BINDING_2_7 = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
 BINDING_2_6 = (
     "{torch}.accelerator.current_accelerator() if {torch}.accelerator.is_available()"
     ' else {torch}.device("cpu")'
@@ -51,7 +49,9 @@ def _is_binding_value(value: cst.BaseExpression, torch_name: str) -> bool:
 def _single_target_assign(stmt: cst.CSTNode) -> Optional[cst.Assign]:
     if m.matches(
         stmt,
-        m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(target=m.Name())])]),
+        m.SimpleStatementLine(
+            body=[m.Assign(targets=[m.AssignTarget(target=m.Name())])]
+        ),
     ):
         return stmt.body[0]  # type: ignore[attr-defined]
     return None
@@ -70,7 +70,9 @@ def _names_in(scopes) -> Set[str]:
     names: Set[str] = set()
     for scope in scopes:
         names.update(a.name for a in scope.assignments)
-        names.update(a.node.value for a in scope.accesses if isinstance(a.node, cst.Name))
+        names.update(
+            a.node.value for a in scope.accesses if isinstance(a.node, cst.Name)
+        )
     return names
 
 
@@ -100,9 +102,9 @@ class _UserDeviceVariable:
         return {q.name for q in names}
 
     def _is_available(self, node: cst.CSTNode) -> bool:
-        return isinstance(node, cst.Call) and "torch.cuda.is_available" in self._qualified(
-            node.func
-        )
+        return isinstance(
+            node, cst.Call
+        ) and "torch.cuda.is_available" in self._qualified(node.func)
 
     def _device_call(self, node: cst.CSTNode, arg_test) -> bool:
         return (
@@ -179,7 +181,9 @@ def _fresh_name(preferred: str, taken: Iterable[str]) -> str:
 def _imported_name(statement: str) -> str:
     node = cst.parse_statement(statement)
     small = node.body[0] if isinstance(node, cst.SimpleStatementLine) else None
-    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+    if isinstance(small, cst.ImportFrom) and not isinstance(
+        small.names, cst.ImportStar
+    ):
         alias = small.names[-1]
         return alias.evaluated_alias or alias.evaluated_name
     raise ValueError(f"device-import must be 'from MODULE import NAME': {statement!r}")
@@ -230,10 +234,16 @@ def insert_binding(module: cst.Module, context: FileContext) -> cst.Module:
     name = context.device_name
     first_use = next((i for i, s in enumerate(body) if _uses(s, name)), len(body))
     torch_import = max(
-        (i for i, s in enumerate(body) if _is_import(s) and _torch_alias(cst.Module([s]))),
+        (
+            i
+            for i, s in enumerate(body)
+            if _is_import(s) and _torch_alias(cst.Module([s]))
+        ),
         default=-1,
     )
-    last_import = max((i for i, s in enumerate(body[:first_use]) if _is_import(s)), default=-1)
+    last_import = max(
+        (i for i, s in enumerate(body[:first_use]) if _is_import(s)), default=-1
+    )
     at = max(last_import, torch_import) + 1
     if at > 0:
         # One blank line between the import block and the binding, and after it.

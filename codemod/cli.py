@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import List, Optional, Sequence
 
@@ -10,8 +11,17 @@ import click
 
 from codemod import __version__
 from codemod.config import ConfigError, resolve_options
-from codemod.diagnostics import RENDERERS
-from codemod.engine import CHECK, DIFF, WRITE, FileResult, Job, discover, process_source, run
+from codemod.diagnostics import RENDERERS, render_fixes
+from codemod.engine import (
+    CHECK,
+    DIFF,
+    WRITE,
+    FileResult,
+    Job,
+    discover,
+    process_source,
+    run,
+)
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -36,20 +46,73 @@ def main() -> None:
 
 @main.command("run")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if anything would change or remains.")
-@click.option("--select", help="Comma-separated rule codes or prefixes to enable (default: TP).")
+@click.option(
+    "--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing."
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 if anything would change or remains.",
+)
+@click.option(
+    "--select", help="Comma-separated rule codes or prefixes to enable (default: TP)."
+)
 @click.option("--ignore", help="Comma-separated rule codes or prefixes to disable.")
-@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that need review.")
-@click.option("--target-torch", help="Oldest torch release the code must run on, e.g. 2.6.")
-@click.option("--device-name", help="Name of the module-level device binding (default DEVICE).")
-@click.option("--output-format", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
-@click.option("--format/--no-format", "format_code", default=None, help="Black the changed lines (default on).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
+@click.option(
+    "--unsafe-fixes/--no-unsafe-fixes",
+    default=None,
+    help="Also apply fixes that need review.",
+)
+@click.option(
+    "--target-torch", help="Oldest torch release the code must run on, e.g. 2.6."
+)
+@click.option(
+    "--device-name", help="Name of the module-level device binding (default DEVICE)."
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(sorted(RENDERERS)),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--format/--no-format",
+    "format_code",
+    default=None,
+    help="Black the changed lines (default on).",
+)
+@click.option(
+    "--show-fixes", is_flag=True, help="List the sites rewritten in each file."
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes (default: all cores).",
+)
 @click.option("--stdin-filename", help="The name to report for input read from '-'.")
-@click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary.")
-def run_command(paths, show_diff, check, select, ignore, unsafe_fixes, target_torch,
-                device_name, output_format, format_code, jobs, stdin_filename, quiet) -> None:
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print diagnostics only: no summary, no progress bar.",
+)
+def run_command(
+    paths,
+    show_diff,
+    check,
+    select,
+    ignore,
+    unsafe_fixes,
+    target_torch,
+    device_name,
+    output_format,
+    format_code,
+    show_fixes,
+    jobs,
+    stdin_filename,
+    quiet,
+) -> None:
     """Rewrite PATHS (files and folders; '-' for stdin) in place."""
     mode = DIFF if show_diff else CHECK if check else WRITE
     flags = {
@@ -60,66 +123,118 @@ def run_command(paths, show_diff, check, select, ignore, unsafe_fixes, target_to
         "device-name": device_name,
         "format": format_code,
     }
+    stdin = list(paths) == ["-"]
+    where = [stdin_filename] if stdin and stdin_filename else paths or ["."]
     try:
-        settings = resolve_options(paths or ["."], flags)
+        settings = resolve_options(where, flags)
     except ConfigError as error:
         click.echo(f"torchport: {error}", err=True)
         sys.exit(EXIT_ERROR)
-    job = Job(mode, settings.options, settings.format)
-    if list(paths) == ["-"]:
-        sys.exit(_run_stdin(job, stdin_filename or "-", output_format, mode))
+    job = Job(mode, settings.options, settings.format, settings.per_file)
+    view = View(output_format, mode, quiet, show_fixes)
+    if stdin:
+        sys.exit(_run_stdin(job, stdin_filename or "-", view))
     if not paths:
-        click.echo("torchport: no paths given (use '.' for this folder, '-' for stdin)", err=True)
+        click.echo(
+            "torchport: no paths given (use '.' for this folder, '-' for stdin)",
+            err=True,
+        )
         sys.exit(EXIT_ERROR)
-    files, errors = discover(paths, exclude=settings.exclude)
-    results = run(files, job, jobs)
-    sys.exit(_report(results, errors, output_format, mode, quiet))
+    files, errors = discover(paths, exclude=settings.exclude, extensions=EXTENSIONS)
+    if settings.exclude is not None:
+        # Files named on the command line (as pre-commit does) are excluded too.
+        files = [f for f in files if not settings.exclude(f, False)]
+    results = _run(files, job, jobs, progress=_wants_progress(len(files), quiet))
+    sys.exit(_report(results, errors, view))
 
 
-def _run_stdin(job: Job, name: str, output_format: str, mode: str) -> int:
+EXTENSIONS = (".py", ".ipynb")
+PROGRESS_MIN_FILES = 50
+
+
+@dataclass(frozen=True)
+class View:
+    """How results are shown."""
+
+    output_format: str
+    mode: str
+    quiet: bool = False
+    show_fixes: bool = False
+
+
+def _wants_progress(count: int, quiet: bool) -> bool:
+    return not quiet and count >= PROGRESS_MIN_FILES and sys.stderr.isatty()
+
+
+def _run(files, job: Job, jobs: Optional[int], progress: bool) -> List[FileResult]:
+    if not progress:
+        return run(files, job, jobs)
+    with click.progressbar(
+        length=len(files), label="torchport", file=sys.stderr
+    ) as bar:
+        return run(files, job, jobs, progress=bar.update)
+
+
+def _run_stdin(job: Job, name: str, view: View) -> int:
     data = sys.stdin.buffer.read()
-    result = process_source(name, data, job, Path(name) if name != "-" else None)
-    if mode == WRITE:
+    path = Path(name) if name != "-" else None
+    if path is not None and job.per_file is not None:
+        job = replace(job, options=job.per_file(path))
+    result = process_source(name, data, job, path)
+    if view.mode == WRITE:
         sys.stdout.buffer.write(result.output if result.output is not None else data)
         sys.stdout.flush()
-    elif mode == DIFF and result.diff:
+    elif view.mode == DIFF and result.diff:
         click.echo(result.diff, nl=False)
-    shown = _shown(result.diagnostics, mode)
-    stream = sys.stderr if mode == WRITE else sys.stdout
-    if shown:
-        stream.write(RENDERERS[output_format](shown))
-    elif output_format == "json" and mode != WRITE:
-        stream.write(RENDERERS["json"]([]))
+    shown = _shown(result.diagnostics, view)
+    stream = sys.stderr if view.mode == WRITE else sys.stdout
+    if shown or view.output_format == "json":
+        stream.write(RENDERERS[view.output_format](shown))
+    if view.show_fixes and view.output_format == "text":
+        stream.write(render_fixes([result], _fix_heading(view)))
     if result.error:
         click.echo(result.error, err=True)
         return EXIT_ERROR
-    return EXIT_FINDINGS if _remaining(result.diagnostics) or (mode != WRITE and result.changed) else EXIT_CLEAN
+    if _remaining(result.diagnostics) or (view.mode != WRITE and result.changed):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
 
 
-def _shown(diagnostics, mode: str):
-    """Write mode shows what is left; check and diff show every site."""
-    return [d for d in diagnostics if mode != WRITE or not d.applied]
+def _shown(diagnostics, view: View):
+    """Write mode shows what is left; check and diff show every site.
+
+    With --show-fixes, the json and github formats list the rewritten sites too
+    (the text format lists them in a block of their own).
+    """
+    if view.mode != WRITE or (view.show_fixes and view.output_format != "text"):
+        return list(diagnostics)
+    return [d for d in diagnostics if not d.applied]
+
+
+def _fix_heading(view: View) -> str:
+    return "Fixed in" if view.mode == WRITE else "Would fix in"
 
 
 def _remaining(diagnostics) -> List:
     return [d for d in diagnostics if not d.applied]
 
 
-def _report(results: Sequence[FileResult], errors: List[str], output_format: str,
-            mode: str, quiet: bool) -> int:
+def _report(results: Sequence[FileResult], errors: List[str], view: View) -> int:
     for result in results:
         if result.diff:
             click.echo(result.diff, nl=False)
-    shown = [d for r in results for d in _shown(r.diagnostics, mode)]
-    if shown or output_format == "json":
-        click.echo(RENDERERS[output_format](shown), nl=False)
+    shown = [d for r in results for d in _shown(r.diagnostics, view)]
+    if shown or view.output_format == "json":
+        click.echo(RENDERERS[view.output_format](shown), nl=False)
+    if view.show_fixes and view.output_format == "text":
+        click.echo(render_fixes(results, _fix_heading(view)), nl=False)
     errors = errors + [r.error for r in results if r.error]
     for line in errors:
         click.echo(line.replace("\n", "\\n"), err=True)
     changed = [r for r in results if r.changed and not r.error]
     remaining = [d for r in results for d in _remaining(r.diagnostics)]
-    if not quiet:
-        verb = "Rewrote" if mode == WRITE else "Would rewrite"
+    if not view.quiet:
+        verb = "Rewrote" if view.mode == WRITE else "Would rewrite"
         fixed = sum(d.applied for r in changed for d in r.diagnostics)
         click.echo(
             f"{verb} {len(changed)} of {len(results)} files ({fixed} sites);"
@@ -128,7 +243,7 @@ def _report(results: Sequence[FileResult], errors: List[str], output_format: str
         )
     if errors:
         return EXIT_ERROR
-    if remaining or (mode != WRITE and changed):
+    if remaining or (view.mode != WRITE and changed):
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
@@ -140,5 +255,6 @@ def rules_command() -> None:
 
     for rule in all_rules().values():
         since = format_version(rule.min_torch) if rule.min_torch else "-"
-        click.echo(f"{rule.code}  {rule.fix.value:<6}  torch>={since:<5}  {rule.name}: {rule.message}")
-
+        click.echo(
+            f"{rule.code}  {rule.fix.value:<6}  torch>={since:<5}  {rule.name}: {rule.message}"
+        )

@@ -15,14 +15,16 @@ import stat
 import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from codemod.diagnostics import Diagnostic
 
 # Union of the passes' triggers, as bytes. Kept in sync by tests/test_engine.py.
-PREFILTER = re.compile(rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune")
+PREFILTER = re.compile(
+    rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune"
+)
 
 SKIPPED_DIRS = {
     ".git",
@@ -64,6 +66,7 @@ class Job:
     mode: str
     options: "object"
     format: bool = True
+    per_file: "object" = None  # path -> Options (config.PerFileOptions), or None
 
 
 # -- discovery ----------------------------------------------------------------------
@@ -177,8 +180,13 @@ def _walk(root: Path, exclude, extensions) -> Iterator[Path]:
 
 
 # -- one file ---------------------------------------------------------------------------
+# `# torchport: skip-file` on a line of its own (in a notebook, at the start of a
+# JSON source string) leaves the whole file alone.
+SKIP_FILE = re.compile(rb'^[ \t]*"?#[ \t]*torchport:[ \t]*skip-file\b', re.MULTILINE)
+
+
 def needs_parsing(data: bytes) -> bool:
-    return PREFILTER.search(data) is not None
+    return PREFILTER.search(data) is not None and SKIP_FILE.search(data) is None
 
 
 def decode(data: bytes) -> Tuple[str, str]:
@@ -246,12 +254,16 @@ def unified_diff(display: str, old: str, new: str) -> str:
     )
     out = []
     for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        out.append(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        )
     return "".join(out)
 
 
 def process_file(path: Path, job: Job) -> FileResult:
     display = str(path)
+    if job.per_file is not None:
+        job = replace(job, options=job.per_file(path))
     try:
         before = os.stat(path)
         with open(path, "rb") as handle:
@@ -264,7 +276,9 @@ def process_file(path: Path, job: Job) -> FileResult:
             write_atomic(path, result.output, data, before)
             result.written = True
         except FileChangedError:
-            result.error = f"{display}: changed while torchport was running; not written"
+            result.error = (
+                f"{display}: changed while torchport was running; not written"
+            )
         except ReadOnlyError:
             result.error = f"{display}: read-only file; not written"
         except OSError as error:
@@ -281,7 +295,9 @@ class ReadOnlyError(Exception):
     pass
 
 
-def write_atomic(path: Path, data: bytes, original: bytes, before: os.stat_result) -> None:
+def write_atomic(
+    path: Path, data: bytes, original: bytes, before: os.stat_result
+) -> None:
     """Replace ``path`` with ``data`` atomically, keeping mode and owner.
 
     The new bytes go to a temporary file beside the original, are flushed to disk,
@@ -290,7 +306,9 @@ def write_atomic(path: Path, data: bytes, original: bytes, before: os.stat_resul
     if not before.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise ReadOnlyError()
     target = Path(os.path.realpath(path))
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".torchport~", dir=target.parent)
+    fd, temp = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".torchport~", dir=target.parent
+    )
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -318,7 +336,9 @@ def write_atomic(path: Path, data: bytes, original: bytes, before: os.stat_resul
 
 def _one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
-    return " ".join(part.strip() for part in text if part.strip()) or type(error).__name__
+    return (
+        " ".join(part.strip() for part in text if part.strip()) or type(error).__name__
+    )
 
 
 # -- many files -------------------------------------------------------------------------
@@ -326,7 +346,9 @@ def _work(args: Tuple[Path, Job]) -> FileResult:
     return process_file(*args)
 
 
-def run(files: Sequence[Path], job: Job, jobs: Optional[int] = None, progress=None) -> List[FileResult]:
+def run(
+    files: Sequence[Path], job: Job, jobs: Optional[int] = None, progress=None
+) -> List[FileResult]:
     """Process ``files``; results come back in the order of ``files``.
 
     Files whose bytes cannot need a rewrite are settled here without a worker.
@@ -338,7 +360,9 @@ def run(files: Sequence[Path], job: Job, jobs: Optional[int] = None, progress=No
             with open(path, "rb") as handle:
                 data = handle.read()
         except OSError as error:
-            results[index] = FileResult(str(path), error=f"{path}: cannot read: {error.strerror}")
+            results[index] = FileResult(
+                str(path), error=f"{path}: cannot read: {error.strerror}"
+            )
             continue
         if needs_parsing(data):
             todo.append(index)
