@@ -142,9 +142,7 @@ def plan_binding(wrapper: MetadataWrapper, context: FileContext) -> None:
     context.torch_name = _torch_alias(module) or "torch"
     context.binding_index = None  # a top-level statement to turn into the binding
     context.binding_exists = False
-    if context.options.device_import:
-        context.device_name = _imported_name(context.options.device_import)
-        context.binding_exists = True
+    if context.options.device_import and _plan_device_import(wrapper, context):
         return
     user_variable = _UserDeviceVariable(wrapper)
     candidates = []
@@ -178,15 +176,62 @@ def _fresh_name(preferred: str, taken: Iterable[str]) -> str:
     return f"{preferred}_{n}"
 
 
-def _imported_name(statement: str) -> str:
-    node = cst.parse_statement(statement)
-    small = node.body[0] if isinstance(node, cst.SimpleStatementLine) else None
-    if isinstance(small, cst.ImportFrom) and not isinstance(
-        small.names, cst.ImportStar
-    ):
-        alias = small.names[-1]
-        return alias.evaluated_alias or alias.evaluated_name
-    raise ValueError(f"device-import must be 'from MODULE import NAME': {statement!r}")
+def _plan_device_import(wrapper: MetadataWrapper, context: FileContext) -> bool:
+    """Use the project's own device (``device-import``) instead of a binding.
+
+    The imported name is aliased when the module already uses it for something
+    else; False when the module defines that device itself (it is the module the
+    import points at), which then gets the usual binding.
+    """
+    statement = cst.parse_statement(context.options.device_import)
+    node = statement.body[0]  # type: ignore[attr-defined]
+    source_module = cst.Module([]).code_for_node(node.module)
+    name = node.names[0].evaluated_name
+    bound = node.names[0].evaluated_alias or name
+    scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
+    existing = _existing_import(wrapper.module, source_module, name)
+    if existing is not None:
+        bound = existing
+    elif any(scope.assignments[bound] for scope in scopes):
+        user_variable = _UserDeviceVariable(wrapper)
+        for stmt in wrapper.module.body:
+            assign = _single_target_assign(stmt)
+            if (
+                assign is not None
+                and assign.targets[0].target.value == bound  # type: ignore[attr-defined]
+                and (
+                    _is_binding_value(assign.value, context.torch_name)
+                    or user_variable.matches(assign.value)
+                )
+            ):
+                return False
+        bound = _fresh_name(bound, _names_in(scopes))
+    context.device_name = bound
+    alias = f" as {bound}" if bound != name else ""
+    context.device_import = f"from {source_module} import {name}{alias}"
+    context.binding_exists = True
+    return True
+
+
+def _existing_import(
+    module: cst.Module, source_module: str, name: str
+) -> Optional[str]:
+    """The name a top-level ``from SOURCE_MODULE import NAME [as X]`` binds, if any."""
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if (
+                isinstance(small, cst.ImportFrom)
+                and not small.relative
+                and small.module is not None
+                and cst.Module([]).code_for_node(small.module) == source_module
+                and not isinstance(small.names, cst.ImportStar)
+            ):
+                for alias in small.names:
+                    if alias.evaluated_name == name:
+                        return alias.evaluated_alias or name
+    return None
 
 
 def _is_import(stmt: cst.CSTNode) -> bool:
@@ -207,9 +252,9 @@ def binding_statement(context: FileContext, newline: str = "\n") -> str:
 
 def insert_binding(module: cst.Module, context: FileContext) -> cst.Module:
     """Add ``import torch`` and the binding when a pass used them."""
-    if context.options.device_import:
+    if context.device_import:
         if context.needs_device:
-            module = _add_statement_import(module, context.options.device_import)
+            module = _add_statement_import(module, context.device_import)
         context.needs_device = False  # the imported name is the binding
     wants_binding = context.needs_device and not context.binding_exists
     binding = cst.parse_statement(

@@ -137,7 +137,7 @@ def _check_codes(where: str, codes: Any) -> None:
 def imported_name(statement: str) -> str:
     """The name ``from MODULE import NAME [as ALIAS]`` binds; ValueError otherwise."""
     match = re.fullmatch(
-        r"\s*from\s+(?P<module>\.*[A-Za-z_][\w.]*)\s+import\s+(?P<name>\w+)"
+        r"\s*from\s+(?P<module>[A-Za-z_][\w.]*)\s+import\s+(?P<name>\w+)"
         r"(?:\s+as\s+(?P<alias>\w+))?\s*",
         statement,
     )

@@ -35,7 +35,11 @@ def diagnostics_of(before: Path) -> Path:
 
 def options_of(source: str) -> Options:
     first = source.splitlines()[0] if source else ""
-    args = shlex.split(first.split(":", 1)[1]) if first.startswith("# fixture-options:") else []
+    args = (
+        shlex.split(first.split(":", 1)[1])
+        if first.startswith("# fixture-options:")
+        else []
+    )
     values = {"target_torch": (2, 10), "unsafe_fixes": False, "device_name": "DEVICE"}
     while args:
         flag = args.pop(0)

@@ -7,7 +7,7 @@ import shutil
 
 from tests.cli_helpers import ROOT, run_cli
 
-CUDA = 'import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n'
+CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"
 LEFT = 'import torch\n\nDEVICES = ["cuda", "cpu"]\n'
 
 
@@ -81,7 +81,17 @@ def test_select_and_ignore(tmp_path):
 def test_rules_lists_every_code():
     proc = run_cli(["rules"])
     assert proc.returncode == 0
-    for code in ("TP101", "TP102", "TP103", "TP104", "TP105", "TP109", "TP201", "TP202", "TP203"):
+    for code in (
+        "TP101",
+        "TP102",
+        "TP103",
+        "TP104",
+        "TP105",
+        "TP109",
+        "TP201",
+        "TP202",
+        "TP203",
+    ):
         assert code in proc.stdout
 
 

@@ -12,7 +12,13 @@ import pytest
 
 from codemod.diagnostics import render_text
 from codemod.transform import rewrite_source
-from tests.fixture_cases import after_of, before_files, case_id, diagnostics_of, options_of
+from tests.fixture_cases import (
+    after_of,
+    before_files,
+    case_id,
+    diagnostics_of,
+    options_of,
+)
 
 CASES = before_files()
 MODE = black.Mode()
@@ -44,7 +50,9 @@ def test_after_is_a_fixed_point(before):
 @pytest.mark.parametrize("before", CASES, ids=case_id)
 def test_expected_diagnostics(before):
     expected_file = diagnostics_of(before)
-    expected = expected_file.read_text(encoding="utf-8") if expected_file.exists() else ""
+    expected = (
+        expected_file.read_text(encoding="utf-8") if expected_file.exists() else ""
+    )
     assert _remaining(_rewrite(before.read_text(encoding="utf-8"))) == expected
 
 

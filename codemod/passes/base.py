@@ -102,6 +102,7 @@ class FileContext:
         self.needs_torch = False  # some pass emitted `torch.<...>`
         self.binding_exists = False  # the module already has the binding
         self.binding_index: Optional[int] = None  # user statement to turn into it
+        self.device_import: Optional[str] = None  # import of the project's own device
 
     def suppressed(self, line: int, code: str) -> bool:
         if line not in self.noqa:
