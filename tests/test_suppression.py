@@ -69,7 +69,10 @@ def test_noqa_on_the_first_line_of_a_multi_line_site():
     result = rewrite(source)
     # A site is reported on the first line of its node: that is where noqa goes.
     assert [(d.line, d.applied) for d in result.diagnostics] == [(9, True)]
-    assert "x = (\n    torch.ones(  # noqa: TP201\n        2\n    ).cuda()\n)\n" in result.code
+    assert (
+        "x = (\n    torch.ones(  # noqa: TP201\n        2\n    ).cuda()\n)\n"
+        in result.code
+    )
     assert "torch.ones(2).to(DEVICE)  # noqa: TP201" in result.code
 
 
