@@ -202,6 +202,10 @@ def process_source(
     result = FileResult(display)
     if not needs_parsing(data):
         return result
+    if display.endswith(".ipynb"):
+        from codemod.notebook import process_notebook
+
+        return process_notebook(display, data, job, path)
     try:
         source, encoding = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
