@@ -65,12 +65,11 @@ def _escape_data(text: str) -> str:
 def render_github(diagnostics: Iterable[Diagnostic]) -> str:
     """GitHub Actions workflow commands: one annotation per site.
 
-    Rewritten sites (shown with --show-fixes) are notices, the rest warnings. In a
-    notebook the annotation names the file and the message names the cell.
+    In a notebook the annotation names the file and the message names the cell.
     """
     out: List[str] = []
     for d in diagnostics:
-        level = "notice" if d.applied else "warning"
+        level = "warning"
         place = f"line={d.line},col={d.col}"
         text = f"{d.code} {d.message}"
         if d.cell is not None:
