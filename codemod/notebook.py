@@ -84,19 +84,19 @@ def process_notebook(
 
         mode = black_mode(path)
     positions = "output" if job.mode == WRITE else "input"
+    failures = {
+        cst.ParserSyntaxError: "cannot parse: {}",
+        RewriteError: "internal error: {}; file left untouched",
+        RecursionError: "cannot parse: nesting too deep",
+    }
     try:
         rewrite = rewrite_source(
             combined, job.options, format_mode=mode, positions=positions
         )
         new_texts = _split(rewrite.code, token, code_cells)
-    except cst.ParserSyntaxError as error:
-        result.error = f"{display}: cannot parse: {_one_line(error)}"
-        return result
-    except RewriteError as error:
-        result.error = f"{display}: internal error: {error}; file left untouched"
-        return result
-    except RecursionError:
-        result.error = f"{display}: cannot parse: nesting too deep"
+    except tuple(failures) as error:
+        why = next(v for k, v in failures.items() if isinstance(error, k))
+        result.error = f"{display}: {why.format(_one_line(error))}"
         return result
 
     located = rewrite.code if positions == "output" else combined
@@ -268,39 +268,36 @@ def _skip(text: str, i: int) -> int:
 
 def _members(text: str, i: int) -> Iterator[Tuple[str, int, int]]:
     """(key, value start, value end) of the object starting at ``i``."""
-    if text[i] != "{":
-        raise ValueError(f"expected an object at offset {i}")
-    i = _skip(text, i + 1)
-    if text[i] == "}":
-        return
-    while True:
-        key, i = _DECODER.raw_decode(text, i)
-        i = _skip(text, i)
-        if text[i] != ":":
-            raise ValueError(f"expected ':' at offset {i}")
-        start = _skip(text, i + 1)
-        _, end = _DECODER.raw_decode(text, start)
-        yield key, start, end
-        i = _skip(text, end)
-        if text[i] == "}":
-            return
-        if text[i] != ",":
-            raise ValueError(f"expected ',' at offset {i}")
-        i = _skip(text, i + 1)
+    return _items(text, i, "{}")  # type: ignore[return-value]
 
 
 def _elements(text: str, i: int) -> Iterator[Tuple[int, int]]:
     """(start, end) of each element of the array starting at ``i``."""
-    if text[i] != "[":
-        raise ValueError(f"expected an array at offset {i}")
+    return ((start, end) for _, start, end in _items(text, i, "[]"))
+
+
+def _items(
+    text: str, i: int, brackets: str
+) -> Iterator[Tuple[Optional[str], int, int]]:
+    """(key or None, value start, value end) of the object or array at ``i``."""
+    opening, closing = brackets
+    if text[i] != opening:
+        raise ValueError(f"expected {opening!r} at offset {i}")
     i = _skip(text, i + 1)
-    if text[i] == "]":
+    if text[i] == closing:
         return
     while True:
+        key = None
+        if opening == "{":
+            key, i = _DECODER.raw_decode(text, i)
+            i = _skip(text, i)
+            if text[i] != ":":
+                raise ValueError(f"expected ':' at offset {i}")
+            i = _skip(text, i + 1)
         _, end = _DECODER.raw_decode(text, i)
-        yield i, end
+        yield key, i, end
         i = _skip(text, end)
-        if text[i] == "]":
+        if text[i] == closing:
             return
         if text[i] != ",":
             raise ValueError(f"expected ',' at offset {i}")

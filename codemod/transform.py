@@ -75,9 +75,7 @@ def rewrite_source(
 def _moved(diagnostic: Diagnostic, mapping: List[int]) -> Diagnostic:
     from dataclasses import replace
 
-    line = (
-        mapping[diagnostic.line] if diagnostic.line < len(mapping) else diagnostic.line
-    )
+    line = mapping[diagnostic.line] if diagnostic.line < len(mapping) else diagnostic.line
     return replace(diagnostic, line=line)
 
 
@@ -96,8 +94,6 @@ def _check_valid(code: str, passes: Sequence[Type[Pass]]) -> None:
         reparsed = cst.parse_module(code)
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as error:
         names = ", ".join(p.__name__ for p in passes)
-        raise RewriteError(
-            f"rewrite produced invalid Python ({error}); passes: {names}"
-        )
+        raise RewriteError(f"rewrite produced invalid Python ({error}); passes: {names}")
     if reparsed.code != code:
         raise RewriteError("rewrite does not round-trip through libcst")
