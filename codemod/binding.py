@@ -2,24 +2,24 @@
 
 A module that needs the device gets one binding right after its imports::
 
-    DEVICE = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
+    DEVICE = (
+        torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
+    )
 
-``plan_binding`` runs before the passes and picks the name the passes emit: a binding
+``plan_binding`` runs before the passes and picks the name they emit: a binding
 torchport wrote before (so a second run changes nothing), an unambiguous device
-variable of the user's own, or a fresh name that shadows nothing.
-``insert_binding`` runs after the passes, only when some pass used the device.
+variable of the user's own (which then becomes the binding), or a fresh name that
+shadows nothing. ``Insertion`` then says which lines to add, and where, once the
+passes have run and it is known whether any of them used the device.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Set
+import ast
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
 
-import libcst as cst
-import libcst.matchers as m
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
-
+from codemod.names import ModuleFacts
 from codemod.passes.base import FileContext
 from codemod.rules import TorchVersion
 
@@ -36,277 +36,285 @@ def binding_source(torch_name: str, target: TorchVersion) -> str:
     return template.format(torch=torch_name)
 
 
-def _is_binding_value(value: cst.BaseExpression, torch_name: str) -> bool:
-    code = cst.Module([]).code_for_node(value)
-    normalized = "".join(code.split()).replace("'", '"')
-    while normalized.startswith("(") and normalized.endswith(")"):
-        normalized = normalized[1:-1]
-    return normalized in {
-        "".join(binding_source(torch_name, t).split()) for t in ((2, 6), (2, 7))
-    }
+def binding_statement(
+    context: FileContext, newline: str = "\n", comment: str = ""
+) -> str:
+    """The binding as torchport writes it: parenthesized, so it fits in 88 columns."""
+    value = binding_source(context.torch_name, context.options.target_torch)
+    tail = f"  {comment}" if comment else ""
+    return f"{context.device_name} = ({newline}    {value}{newline}){tail}{newline}"
 
 
-def _single_target_assign(stmt: cst.CSTNode) -> Optional[cst.Assign]:
-    if m.matches(
-        stmt,
-        m.SimpleStatementLine(
-            body=[m.Assign(targets=[m.AssignTarget(target=m.Name())])]
-        ),
+def _dotted(node: ast.AST, facts: ModuleFacts) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in facts.imports:
+        return None
+    return ".".join([facts.imports[node.id], *reversed(parts)])
+
+
+def _is_str(node: ast.AST, value: str) -> bool:
+    return isinstance(node, ast.Constant) and node.value == value
+
+
+def _is_available(node: ast.AST, facts: ModuleFacts) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and _dotted(node.func, facts) == "torch.cuda.is_available"
+    )
+
+
+def _device_call(node: ast.AST, facts: ModuleFacts, arg_test) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and _dotted(node.func, facts) == "torch.device"
+        and len(node.args) == 1
+        and not node.keywords
+        and arg_test(node.args[0])
+    )
+
+
+def is_user_device(value: ast.AST, facts: ModuleFacts) -> bool:
+    """``torch.device("cuda" [if torch.cuda.is_available() else "cpu"])`` and the
+    ``torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")`` form.
+    """
+    cuda = lambda a: _is_str(a, "cuda")  # noqa: E731
+    cpu = lambda a: _is_str(a, "cpu")  # noqa: E731
+    if _device_call(value, facts, cuda):
+        return True
+    if _device_call(
+        value,
+        facts,
+        lambda a: isinstance(a, ast.IfExp)
+        and cuda(a.body)
+        and cpu(a.orelse)
+        and _is_available(a.test, facts),
     ):
-        return stmt.body[0]  # type: ignore[attr-defined]
-    return None
+        return True
+    return (
+        isinstance(value, ast.IfExp)
+        and _is_available(value.test, facts)
+        and _device_call(value.body, facts, cuda)
+        and _device_call(value.orelse, facts, cpu)
+    )
 
 
-def _is_cuda_string(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cuda"
-
-
-def _is_cpu_string(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
-
-
-def _names_in(scopes) -> Set[str]:
-    """Every name bound or read anywhere in the module, in any scope."""
-    names: Set[str] = set()
-    for scope in scopes:
-        names.update(a.name for a in scope.assignments)
-        names.update(
-            a.node.value for a in scope.accesses if isinstance(a.node, cst.Name)
-        )
-    return names
-
-
-def _torch_alias(module: cst.Module) -> Optional[str]:
-    """The name a top-level ``import torch [as X]`` binds, if any."""
-    for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    if m.matches(alias.name, m.Name("torch")):
-                        return alias.evaluated_alias or "torch"
-    return None
-
-
-class _UserDeviceVariable:
-    """Recognizes ``device = torch.device("cuda" [if torch.cuda.is_available() else "cpu"])``."""
-
-    def __init__(self, wrapper: MetadataWrapper) -> None:
-        self.names = wrapper.resolve(QualifiedNameProvider)
-
-    def _qualified(self, node: cst.CSTNode) -> Set[str]:
-        names = self.names.get(node, ())
-        if callable(names):  # QualifiedNameProvider computes its values lazily
-            names = names()
-        return {q.name for q in names}
-
-    def _is_available(self, node: cst.CSTNode) -> bool:
-        return isinstance(
-            node, cst.Call
-        ) and "torch.cuda.is_available" in self._qualified(node.func)
-
-    def _device_call(self, node: cst.CSTNode, arg_test) -> bool:
-        return (
-            isinstance(node, cst.Call)
-            and "torch.device" in self._qualified(node.func)
-            and len(node.args) == 1
-            and node.args[0].keyword is None
-            and arg_test(node.args[0].value)
-        )
-
-    def matches(self, value: cst.BaseExpression) -> bool:
-        if self._device_call(value, _is_cuda_string):
-            return True
-        # torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        if self._device_call(
-            value,
-            lambda a: isinstance(a, cst.IfExp)
-            and _is_cuda_string(a.body)
-            and _is_cpu_string(a.orelse)
-            and self._is_available(a.test),
+def _stores(tree: ast.Module, name: str) -> int:
+    count = 0
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Name)
+            and node.id == name
+            and not isinstance(node.ctx, ast.Load)
         ):
-            return True
-        # torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+            count += 1
+        elif isinstance(node, ast.arg) and node.arg == name:
+            count += 1
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            count += node.name == name
+    return count
+
+
+def is_binding(value: ast.AST, facts: ModuleFacts) -> bool:
+    """Either form of the binding torchport writes (see BINDING_2_7, BINDING_2_6)."""
+    cpu = lambda a: _is_str(a, "cpu")  # noqa: E731
+    current = "torch.accelerator.current_accelerator"
+    if (
+        isinstance(value, ast.BoolOp)
+        and isinstance(value.op, ast.Or)
+        and len(value.values) == 2
+    ):
+        first, second = value.values
         return (
-            isinstance(value, cst.IfExp)
-            and self._is_available(value.test)
-            and self._device_call(value.body, _is_cuda_string)
-            and self._device_call(value.orelse, _is_cpu_string)
+            isinstance(first, ast.Call)
+            and _dotted(first.func, facts) == current
+            and not first.args
+            and [(k.arg, getattr(k.value, "value", None)) for k in first.keywords]
+            == [("check_available", True)]
+            and _device_call(second, facts, cpu)
         )
+    return (
+        isinstance(value, ast.IfExp)
+        and isinstance(value.test, ast.Call)
+        and _dotted(value.test.func, facts) == "torch.accelerator.is_available"
+        and isinstance(value.body, ast.Call)
+        and _dotted(value.body.func, facts) == current
+        and not value.body.args
+        and not value.body.keywords
+        and _device_call(value.orelse, facts, cpu)
+    )
 
 
-def plan_binding(wrapper: MetadataWrapper, context: FileContext) -> None:
+def plan_binding(tree: ast.Module, facts: ModuleFacts, context: FileContext) -> None:
     """Choose the names the passes will emit for torch and the device."""
-    module = wrapper.module
-    context.torch_name = _torch_alias(module) or "torch"
-    context.binding_index = None  # a top-level statement to turn into the binding
-    context.binding_exists = False
-    if context.options.device_import and _plan_device_import(wrapper, context):
+    context.torch_name = facts.torch_alias or "torch"
+    if context.options.device_import and _plan_device_import(tree, facts, context):
         return
-    user_variable = _UserDeviceVariable(wrapper)
     candidates = []
-    for index, stmt in enumerate(module.body):
-        assign = _single_target_assign(stmt)
-        if assign is None:
+    for index, stmt in enumerate(tree.body):
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
             continue
-        name = assign.targets[0].target.value  # type: ignore[attr-defined]
-        if _is_binding_value(assign.value, context.torch_name):
+        name = stmt.targets[0].id
+        if is_binding(stmt.value, facts):
             context.device_name, context.binding_exists = name, True
             return
-        if user_variable.matches(assign.value):
+        if is_user_device(stmt.value, facts) and not context.suppressed(
+            stmt.lineno, "TP1"
+        ):
             candidates.append((index, name))
-    scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
     for index, name in candidates:
-        # Reuse only a name bound exactly once in the whole module.
-        if sum(len(s.assignments[name]) for s in scopes) == 1:
+        if _stores(tree, name) == 1:  # bound once in the whole module: unambiguous
             context.device_name, context.binding_index = name, index
             return
-    context.device_name = _fresh_name(context.options.device_name, _names_in(scopes))
+    context.device_name = _fresh_name(context.options.device_name, tree, facts)
 
 
-def _fresh_name(preferred: str, taken: Iterable[str]) -> str:
-    taken = set(taken)
-    for candidate in (preferred, f"ACCELERATOR_{preferred}", f"TORCHPORT_{preferred}"):
-        if candidate not in taken:
-            return candidate
-    n = 2
-    while f"{preferred}_{n}" in taken:
-        n += 1
-    return f"{preferred}_{n}"
-
-
-def _plan_device_import(wrapper: MetadataWrapper, context: FileContext) -> bool:
+def _plan_device_import(
+    tree: ast.Module, facts: ModuleFacts, context: FileContext
+) -> bool:
     """Use the project's own device (``device-import``) instead of a binding.
 
-    The imported name is aliased when the module already uses it for something
-    else; False when the module defines that device itself (it is the module the
-    import points at), which then gets the usual binding.
+    An import the module already has is reused under its name; the imported name
+    is aliased when the module uses it for something else. False when the module
+    defines that device itself (it is the module the import points at): it then
+    gets the usual binding.
     """
-    statement = cst.parse_statement(context.options.device_import)
-    node = statement.body[0]  # type: ignore[attr-defined]
-    source_module = cst.Module([]).code_for_node(node.module)
-    name = node.names[0].evaluated_name
-    bound = node.names[0].evaluated_alias or name
-    scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
-    existing = _existing_import(wrapper.module, source_module, name)
-    if existing is not None:
-        bound = existing
-    elif any(scope.assignments[bound] for scope in scopes):
-        user_variable = _UserDeviceVariable(wrapper)
-        for stmt in wrapper.module.body:
-            assign = _single_target_assign(stmt)
-            if (
-                assign is not None
-                and assign.targets[0].target.value == bound  # type: ignore[attr-defined]
-                and (
-                    _is_binding_value(assign.value, context.torch_name)
-                    or user_variable.matches(assign.value)
-                )
-            ):
-                return False
-        bound = _fresh_name(bound, _names_in(scopes))
-    context.device_name = bound
+    statement = ast.parse(context.options.device_import).body[0]
+    source, name = statement.module, statement.names[0].name  # type: ignore[attr-defined]
+    bound = _existing_import(tree, source, name)
+    if bound is None:
+        bound = statement.names[0].asname or name  # type: ignore[attr-defined]
+        if bound in facts.identifiers and bound in _names(tree):
+            for stmt in tree.body:
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and stmt.targets[0].id == bound
+                    and (
+                        is_binding(stmt.value, facts)
+                        or is_user_device(stmt.value, facts)
+                    )
+                ):
+                    return False
+            bound = _fresh_name(bound, tree, facts)
     alias = f" as {bound}" if bound != name else ""
-    context.device_import = f"from {source_module} import {name}{alias}"
+    context.device_name = bound
+    context.device_import = f"from {source} import {name}{alias}"
     context.binding_exists = True
     return True
 
 
-def _existing_import(
-    module: cst.Module, source_module: str, name: str
-) -> Optional[str]:
-    """The name a top-level ``from SOURCE_MODULE import NAME [as X]`` binds, if any."""
-    for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if (
-                isinstance(small, cst.ImportFrom)
-                and not small.relative
-                and small.module is not None
-                and cst.Module([]).code_for_node(small.module) == source_module
-                and not isinstance(small.names, cst.ImportStar)
-            ):
-                for alias in small.names:
-                    if alias.evaluated_name == name:
-                        return alias.evaluated_alias or name
+def _existing_import(tree: ast.Module, source: str, name: str) -> Optional[str]:
+    """The name a top-level ``from SOURCE import NAME [as X]`` binds, if any."""
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.ImportFrom)
+            and stmt.module == source
+            and not stmt.level
+        ):
+            for alias in stmt.names:
+                if alias.name == name:
+                    return alias.asname or name
     return None
 
 
-def _is_import(stmt: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+def _fresh_name(preferred: str, tree: ast.Module, facts: ModuleFacts) -> str:
+    names = None
+
+    def taken(name: str) -> bool:
+        # The word list is cheap but also holds comments; confirm with the tree.
+        nonlocal names
+        if name not in facts.identifiers:
+            return False
+        names = names if names is not None else _names(tree)
+        return name in names
+
+    for candidate in (preferred, f"ACCELERATOR_{preferred}", f"TORCHPORT_{preferred}"):
+        if not taken(candidate):
+            return candidate
+    n = 2
+    while taken(f"{preferred}_{n}"):
+        n += 1
+    return f"{preferred}_{n}"
+
+
+def _names(tree: ast.Module) -> set:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.alias):
+            found.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            found.update(node.names)
+    return found
+
+
+@dataclass
+class Insertion:
+    after_line: int  # original line after which ``text`` goes (0: top of file)
+    text: str
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
     )
 
 
-def _uses(stmt: cst.CSTNode, name: str) -> bool:
-    return bool(m.findall(stmt, m.Name(name)))
+def insertions(
+    tree: ast.Module,
+    lines: Sequence[str],
+    context: FileContext,
+    first_use: Optional[int],
+    newline: str,
+) -> List[Insertion]:
+    """Lines to add so that every name the passes emitted is defined.
 
-
-def binding_statement(context: FileContext, newline: str = "\n") -> str:
-    """The binding as torchport writes it: parenthesized, so it fits in 88 columns."""
-    value = binding_source(context.torch_name, context.options.target_torch)
-    return f"{context.device_name} = ({newline}    {value}{newline}){newline}"
-
-
-def insert_binding(module: cst.Module, context: FileContext) -> cst.Module:
-    """Add ``import torch`` and the binding when a pass used them."""
-    if context.device_import:
-        if context.needs_device:
-            module = _add_statement_import(module, context.device_import)
-        context.needs_device = False  # the imported name is the binding
-    wants_binding = context.needs_device and not context.binding_exists
-    binding = cst.parse_statement(
-        binding_statement(context, module.default_newline),
-        config=module.config_for_parsing,
+    ``first_use`` is the first line of the first top-level statement that uses the
+    device (None if none does): the binding must come before it.
+    """
+    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    needed: List[str] = []
+    device_import = context.device_import
+    if device_import and context.needs_device:
+        if context.device_name not in context.facts.imports:
+            needed.append(device_import + newline)
+    wants_binding = (
+        context.needs_device and not context.binding_exists and not device_import
     )
-    if wants_binding and context.binding_index is not None:
-        # The user's own device variable becomes the binding, keeping its comments.
-        body = list(module.body)
-        old = body[context.binding_index]
-        body[context.binding_index] = binding.with_changes(
-            leading_lines=old.leading_lines, trailing_whitespace=old.trailing_whitespace
-        )
-        module = module.with_changes(body=body)
-    if (wants_binding or context.needs_torch) and _torch_alias(module) is None:
-        codemod_context = CodemodContext()
-        AddImportsVisitor.add_needed_import(codemod_context, "torch")
-        module = AddImportsVisitor(codemod_context).transform_module(module)
-    if not wants_binding or context.binding_index is not None:
-        return module
-    body = list(module.body)
-    name = context.device_name
-    first_use = next((i for i, s in enumerate(body) if _uses(s, name)), len(body))
-    torch_import = max(
-        (
-            i
-            for i, s in enumerate(body)
-            if _is_import(s) and _torch_alias(cst.Module([s]))
-        ),
-        default=-1,
-    )
-    last_import = max(
-        (i for i, s in enumerate(body[:first_use]) if _is_import(s)), default=-1
-    )
-    at = max(last_import, torch_import) + 1
-    if at > 0:
-        # One blank line between the import block and the binding, and after it.
-        binding = binding.with_changes(leading_lines=[cst.EmptyLine()])
-        if at < len(body) and not body[at].leading_lines:
-            body[at] = body[at].with_changes(leading_lines=[cst.EmptyLine()])
-    body.insert(at, binding)
-    return module.with_changes(body=body)
-
-
-def _add_statement_import(module: cst.Module, statement: str) -> cst.Module:
-    node = cst.parse_statement(statement).body[0]
-    codemod_context = CodemodContext()
-    for alias in node.names:  # type: ignore[union-attr]
-        AddImportsVisitor.add_needed_import(
-            codemod_context,
-            cst.Module([]).code_for_node(node.module),  # type: ignore[arg-type]
-            alias.evaluated_name,
-            alias.evaluated_alias,
-        )
-    return AddImportsVisitor(codemod_context).transform_module(module)
+    if (wants_binding or context.needs_torch) and context.facts.torch_alias is None:
+        needed.append("import torch" + newline)
+    limit = first_use if first_use is not None else len(lines) + 1
+    before = [s for s in imports if s.end_lineno < limit]
+    if before:
+        anchor = before[-1].end_lineno
+    else:
+        head = tree.body[:1]
+        anchor = head[0].end_lineno if head and _is_docstring(head[0]) else 0
+    out: List[Insertion] = []
+    if needed:
+        out.append(Insertion(anchor, "".join(needed)))
+    if wants_binding and context.binding_index is None:
+        text = binding_statement(context, newline)
+        previous = lines[anchor - 1] if anchor else ""
+        following = lines[anchor] if anchor < len(lines) else ""
+        if anchor and previous.strip():
+            text = newline + text
+        if following.strip():
+            text = text + newline
+        out.append(Insertion(anchor, text))
+    return out

@@ -214,9 +214,7 @@ def process_source(
     if "\x00" in source:
         result.error = f"{display}: cannot parse: file contains NUL bytes"
         return result
-    import libcst as cst
-
-    from codemod.transform import RewriteError, rewrite_source
+    from codemod.transform import ParseError, RewriteError, rewrite_source
 
     mode = None
     if job.format:
@@ -230,8 +228,8 @@ def process_source(
             format_mode=mode,
             positions="output" if job.mode == WRITE else "input",
         )
-    except cst.ParserSyntaxError as error:
-        result.error = f"{display}: cannot parse: {_one_line(error)}"
+    except ParseError as error:
+        result.error = f"{display}: cannot parse: {error}"
         return result
     except RewriteError as error:
         result.error = f"{display}: internal error: {error}; file left untouched"

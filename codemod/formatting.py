@@ -73,10 +73,8 @@ def black_mode(path: Optional[Path]):
     )
 
 
-def format_changed(old: str, new: str, mode, keep: str = "") -> str:
+def format_changed(old: str, new: str, mode) -> str:
     """Format with black the lines of ``new`` that are not in ``old``.
-
-    The lines of the block ``keep`` (torchport's own binding) are left as written.
 
     Returns ``new`` unchanged if black cannot format it (black is a nicety here,
     never a reason to fail a rewrite).
@@ -84,10 +82,6 @@ def format_changed(old: str, new: str, mode, keep: str = "") -> str:
     import black
 
     ranges = changed_lines(old, new)
-    if keep and keep in new:
-        first = new[: new.index(keep)].count("\n") + 1
-        last = first + keep.count("\n") - 1
-        ranges = _without(ranges, first, last)
     if not ranges:
         return new
     newline = "\r\n" if "\r\n" in new else "\n"
@@ -99,14 +93,3 @@ def format_changed(old: str, new: str, mode, keep: str = "") -> str:
     except Exception:  # black refuses some valid code; keep the unformatted rewrite
         return new
     return formatted.replace("\n", newline) if newline == "\r\n" else formatted
-
-
-def _without(ranges: List[LineRange], first: int, last: int) -> List[LineRange]:
-    """``ranges`` with the lines first..last taken out."""
-    kept: List[LineRange] = []
-    for start, end in ranges:
-        if start < first:
-            kept.append((start, min(end, first - 1)))
-        if end > last:
-            kept.append((max(start, last + 1), end))
-    return kept

@@ -70,9 +70,7 @@ def process_notebook(
         result.error = "; ".join(f"{display}:{e}" for e in errors) or None
         return result
 
-    import libcst as cst
-
-    from codemod.transform import RewriteError, rewrite_source
+    from codemod.transform import ParseError, RewriteError, rewrite_source
 
     token = _token(text)
     combined = "".join(
@@ -85,7 +83,7 @@ def process_notebook(
         mode = black_mode(path)
     positions = "output" if job.mode == WRITE else "input"
     failures = {
-        cst.ParserSyntaxError: "cannot parse: {}",
+        ParseError: "cannot parse: {}",
         RewriteError: "internal error: {}; file left untouched",
         RecursionError: "cannot parse: nesting too deep",
     }
@@ -230,9 +228,9 @@ def _split(code: str, token: str, cells: List[_Cell]) -> List[str]:
     out = []
     for cell, new in zip(cells, texts):
         new = _unmask(new, cell)
-        if not cell.text.endswith("\n") and new.endswith("\n"):
-            new = new[:-1]
-        out.append(new)
+        # The cell ends as it did: with its own run of newlines, or none.
+        ending = cell.text[len(cell.text.rstrip("\n")) :]
+        out.append(new.rstrip("\n") + ending)
     return out
 
 

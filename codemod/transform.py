@@ -1,23 +1,37 @@
-"""Rewrite one module's source text: parse, run the passes, insert the binding, check."""
+"""Rewrite one module's source text.
+
+1. CPython's ``ast`` parses the file, resolves its imports and finds the chunks:
+   the statements whose lines can hold a site (``codemod.chunks``).
+2. Each chunk is parsed with libcst and visited once by every active pass together.
+3. Changed chunks are formatted with black (changed lines only) and spliced back;
+   the device binding and ``import torch`` are added where needed.
+4. The result must parse, or nothing is written.
+"""
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
-from typing import List, Sequence, Type
+import re
+from dataclasses import dataclass, field, replace
+from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemod.binding import binding_statement, insert_binding, plan_binding
+from codemod import binding, chunks
 from codemod.diagnostics import Diagnostic
 from codemod.formatting import format_changed, line_map
+from codemod.names import ModuleFacts
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
 
 
 class RewriteError(Exception):
     """The rewrite produced something torchport will not write."""
+
+
+class ParseError(Exception):
+    """The input is not valid Python."""
 
 
 @dataclass
@@ -31,6 +45,54 @@ class Rewrite:
         return self.code != self.source
 
 
+class _Together(cst.CSTTransformer):
+    """Runs several passes in one traversal. At each node the passes run in order,
+    each given the node as the previous one left it; once a pass replaces a node by
+    one of another type, the passes after it leave that node alone."""
+
+    def __init__(self, passes: Sequence[Pass]) -> None:
+        super().__init__()
+        self.passes = passes
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for p in self.passes:
+            p.on_visit(node)
+        return True
+
+    def on_leave(self, original_node, updated_node):
+        for p in self.passes:
+            if type(updated_node) is not type(original_node):
+                break
+            updated_node = p.on_leave(original_node, updated_node)
+        return updated_node
+
+    # Passes do not use the per-attribute hooks: not forwarding them saves a third
+    # of the traversal.
+    def on_visit_attribute(self, node, attribute) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node, attribute) -> None:
+        pass
+
+
+def _hit_lines(lines: Sequence[str], passes: Sequence[Type[Pass]], facts: ModuleFacts):
+    """Lines that can hold a site: a pass trigger, or a name imported from an API a
+    pass cares about (``from torch.cuda.amp import GradScaler``, then ``GradScaler()``).
+    """
+    words = [p.TRIGGER.pattern for p in passes]
+    aliases = [
+        re.escape(local)
+        for local, target in facts.imports.items()
+        if any(p.TRIGGER.search(target) for p in passes)
+    ]
+    if aliases:
+        words.append(r"\b(?:%s)\b" % "|".join(aliases))
+    pattern = re.compile("|".join(f"(?:{w})" for w in words))
+    return {
+        number for number, line in enumerate(lines, start=1) if pattern.search(line)
+    }
+
+
 def rewrite_source(
     source: str,
     options: Options,
@@ -39,61 +101,199 @@ def rewrite_source(
     passes: Sequence[Type[Pass]] = PASSES,
     positions: str = "output",
 ) -> Rewrite:
-    """Rewrite ``source``. Raises ``libcst.ParserSyntaxError`` when it does not parse,
-    and ``RewriteError`` when the rewrite would not be valid Python.
+    """Rewrite ``source``. Raises ``ParseError`` when it is not valid Python and
+    ``RewriteError`` when the rewrite would not be.
 
     ``format_mode`` is a black Mode (None: no formatting). ``positions`` says which
     text diagnostics point into: "output" (the rewritten file) or "input".
     """
-    module = cst.parse_module(source)
-    context = FileContext(options, source)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    plan_binding(wrapper, context)
-    for pass_class in passes:
-        if not pass_class.TRIGGER.search(source):
+    active = [p for p in passes if p.TRIGGER.search(source)]
+    if not active:
+        return Rewrite(source, source)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError) as error:
+        raise ParseError(_syntax_message(error)) from None
+    lines = source.splitlines(keepends=True)
+    facts = ModuleFacts.of(tree, source)
+    context = FileContext(options, source, facts)
+    binding.plan_binding(tree, facts, context)
+    found = chunks.select(tree, _hit_lines(lines, active, facts), lines)
+    instances = [p(context) for p in active]
+    outputs: Dict[Tuple[int, int], List[str]] = {}
+    local_maps: Dict[Tuple[int, int], List[int]] = {}
+    first_device_use: Optional[int] = None
+    for chunk, text, module in _parsed(found, lines):
+        metadata = {PositionProvider: _LazyPositions(module)}
+        context.line_offset = chunk.start - 1
+        context.col_offset = len(chunk.indent)
+        used_device = context.needs_device
+        context.needs_device = False
+        for instance in instances:
+            instance.metadata = metadata
+            instance.changed = False
+        new_module = module.visit(_Together(instances))
+        if context.needs_device and first_device_use is None:
+            first_device_use = chunk.top[0]
+        context.needs_device |= used_device
+        if not any(i.changed for i in instances):
             continue
-        transformer = pass_class(context)
-        result = wrapper.visit(transformer)
-        if transformer.changed:
-            wrapper = MetadataWrapper(result, unsafe_skip_copy=True)
-    module = insert_binding(wrapper.module, context)
-    code = module.code
-    if code != source:
-        _check_valid(code, passes)
-        if format_mode is not None:
-            keep = binding_statement(context, module.default_newline)
-            formatted = format_changed(source, code, format_mode, keep)
-            if formatted != code and _is_valid(formatted):
-                code = formatted
+        new_text = new_module.code
+        if context.binding_index is not None and _is_binding_chunk(
+            chunk, tree, context
+        ):
+            comment = _trailing_comment(new_module)
+            new_text = binding.binding_statement(
+                context, new_module.default_newline, comment
+            )
+        else:
+            _check_round_trip(new_text, active)
+            if format_mode is not None:
+                new_text = format_changed(
+                    text, new_text, _narrower(format_mode, chunk.indent)
+                )
+        original = lines[chunk.start - 1 : chunk.end]
+        outputs[(chunk.start, chunk.end)] = chunks.splice(
+            original, text, new_text, chunk.indent
+        )
+        local_maps[(chunk.start, chunk.end)] = line_map(text, new_text)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    added = binding.insertions(tree, lines, context, first_device_use, newline)
+    code, mapping = _assemble(lines, outputs, local_maps, added)
     diagnostics = sorted(context.diagnostics, key=lambda d: (d.line, d.col, d.code))
-    if positions == "output" and code != source:
-        mapping = line_map(source, code)
-        diagnostics = [_moved(d, mapping) for d in diagnostics]
+    if code != source:
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError) as error:
+            names = ", ".join(p.__name__ for p in active)
+            raise RewriteError(
+                f"rewrite produced invalid Python ({_syntax_message(error)}); passes: {names}"
+            )
+        if positions == "output":
+            diagnostics = [
+                replace(d, line=mapping.get(d.line, d.line)) for d in diagnostics
+            ]
     return Rewrite(source, code, diagnostics)
 
 
-def _moved(diagnostic: Diagnostic, mapping: List[int]) -> Diagnostic:
-    from dataclasses import replace
+def _parsed(found: List[chunks.Chunk], lines: Sequence[str]):
+    """Each chunk with its dedented text and libcst module. A chunk that cannot be
+    dedented or parsed on its own is replaced by its whole top-level statement."""
+    parsed = []
+    fallback = set()
+    for chunk in found:
+        text = chunk.dedented(lines)
+        module = _parse(text) if text is not None else None
+        if module is None:
+            fallback.add(chunk.top)
+        else:
+            parsed.append((chunk, text, module))
+    parsed = [item for item in parsed if item[0].top not in fallback]
+    for start, end in fallback:
+        chunk = chunks.Chunk(start, end, "", (start, end))
+        text = chunk.dedented(lines)
+        module = _parse(text)
+        if module is None:  # ast accepted the file, libcst does not
+            raise ParseError(f"libcst cannot parse lines {start}-{end}")
+        parsed.append((chunk, text, module))
+    return sorted(parsed, key=lambda item: item[0].start)
 
-    line = mapping[diagnostic.line] if diagnostic.line < len(mapping) else diagnostic.line
-    return replace(diagnostic, line=line)
 
-
-def _is_valid(code: str) -> bool:
+def _parse(text: str) -> Optional[cst.Module]:
     try:
-        ast.parse(code)
-    except (SyntaxError, ValueError):
-        return False
-    return True
+        return cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
 
 
-def _check_valid(code: str, passes: Sequence[Type[Pass]]) -> None:
-    """The output must parse with both CPython and libcst, and round-trip."""
+class _LazyPositions:
+    """PositionProvider's mapping, computed on first use: most chunks (a comment that
+    mentions CUDA) never report anything."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.positions = None
+
+    def __getitem__(self, node):
+        if self.positions is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self.positions = wrapper.resolve(PositionProvider)
+        return self.positions[node]
+
+    def get(self, node, default=None):
+        try:
+            return self[node]
+        except KeyError:
+            return default
+
+
+def _is_binding_chunk(
+    chunk: chunks.Chunk, tree: ast.Module, context: FileContext
+) -> bool:
+    stmt = tree.body[context.binding_index]
+    return chunk.start == stmt.lineno and chunk.indent == ""
+
+
+def _trailing_comment(module: cst.Module) -> str:
+    stmt = module.body[0] if module.body else None
+    if isinstance(stmt, cst.SimpleStatementLine) and stmt.trailing_whitespace.comment:
+        return stmt.trailing_whitespace.comment.value
+    return ""
+
+
+def _narrower(mode, indent: str):
+    """Black's mode for a chunk that will be re-indented by ``indent``."""
+    if not indent:
+        return mode
+    width = len(indent.expandtabs(4))
+    return replace(mode, line_length=max(mode.line_length - width, 20))
+
+
+def _assemble(lines, outputs, local_maps, added) -> Tuple[str, Dict[int, int]]:
+    """The new text, and where each original line went."""
+    out: List[str] = []
+    mapping: Dict[int, int] = {}
+    inserts: Dict[int, List[str]] = {}
+    for insertion in added:
+        inserts.setdefault(insertion.after_line, []).append(insertion.text)
+    starts = {start: (start, end) for start, end in outputs}
+    written = 0  # lines in ``out`` so far
+
+    def emit(parts: List[str]) -> None:
+        nonlocal written
+        out.extend(parts)
+        written += sum(part.count("\n") for part in parts)
+
+    emit(inserts.get(0, []))
+    number = 1
+    while number <= len(lines):
+        if number in starts:
+            first, last = starts[number]
+            for offset, line_number in enumerate(range(first, last + 1), start=1):
+                mapping[line_number] = written + local_maps[(first, last)][offset]
+            emit(outputs[(first, last)])
+        else:
+            last = number
+            mapping[number] = written + 1
+            emit([lines[number - 1]])
+        emit(inserts.get(last, []))
+        number = last + 1
+    return "".join(out), mapping
+
+
+def _check_round_trip(code: str, passes) -> None:
     try:
-        ast.parse(code)
         reparsed = cst.parse_module(code)
-    except (SyntaxError, ValueError, cst.ParserSyntaxError) as error:
+    except cst.ParserSyntaxError as error:
         names = ", ".join(p.__name__ for p in passes)
-        raise RewriteError(f"rewrite produced invalid Python ({error}); passes: {names}")
+        raise RewriteError(
+            f"rewrite produced invalid Python ({error}); passes: {names}"
+        )
     if reparsed.code != code:
         raise RewriteError("rewrite does not round-trip through libcst")
+
+
+def _syntax_message(error: Exception) -> str:
+    if isinstance(error, SyntaxError):
+        return f"{error.msg} (line {error.lineno}, column {error.offset})"
+    return str(error)

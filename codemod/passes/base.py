@@ -26,7 +26,14 @@ from typing import (
 )
 
 import libcst as cst
-from libcst.metadata import PositionProvider, QualifiedNameProvider
+from libcst.metadata import (
+    PositionProvider,
+    QualifiedName,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+)
+
+from codemod.names import ModuleFacts
 
 from codemod.diagnostics import Diagnostic
 from codemod.rules import REGISTRY, Fix, Rule, Selection, TorchVersion, format_version
@@ -91,10 +98,17 @@ def _comments(source: str) -> Iterator[Tuple[int, str]]:
 class FileContext:
     """State shared by the passes that run over one file."""
 
-    def __init__(self, options: Options, source: str) -> None:
+    def __init__(
+        self, options: Options, source: str, facts: Optional[ModuleFacts] = None
+    ) -> None:
         self.options = options
+        self.facts = facts or ModuleFacts()
         self.diagnostics: List[Diagnostic] = []
         self.noqa = noqa_lines(source)
+        # Where the chunk being rewritten sits in the file (see codemod.chunks).
+        self.line_offset = 0
+        self.col_offset = 0
+        self.claimed: Set[cst.CSTNode] = set()  # nodes a pass rewrites as a whole
         # Filled by codemod.binding.plan_binding before the first pass runs.
         self.device_name = options.device_name
         self.torch_name = "torch"
@@ -103,6 +117,14 @@ class FileContext:
         self.binding_exists = False  # the module already has the binding
         self.binding_index: Optional[int] = None  # user statement to turn into it
         self.device_import: Optional[str] = None  # import of the project's own device
+
+    def claim(self, node: cst.CSTNode) -> None:
+        """Keep the other passes off ``node`` and everything inside it."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            self.claimed.add(current)
+            stack.extend(current.children)
 
     def suppressed(self, line: int, code: str) -> bool:
         if line not in self.noqa:
@@ -144,9 +166,14 @@ class FileContext:
 
 
 class Pass(cst.CSTTransformer):
-    """Base class of a transform pass. Subclasses set RULES and TRIGGER."""
+    """Base class of a transform pass. Subclasses set RULES and TRIGGER.
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
+    A pass sees one chunk of the file at a time (``codemod.chunks``), together with
+    the other passes in a single traversal; module-wide facts are in
+    ``self.context.facts``.
+    """
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
     RULES: ClassVar[Tuple[Rule, ...]] = ()
     # The pass runs only on files whose text matches this pattern.
     TRIGGER: ClassVar[Pattern[str]] = re.compile("cuda")
@@ -157,29 +184,42 @@ class Pass(cst.CSTTransformer):
         self.changed = False
 
     # -- names ----------------------------------------------------------------
-    def qualified_names(self, node: cst.CSTNode) -> Set[str]:
-        try:
-            return {q.name for q in self.get_metadata(QualifiedNameProvider, node)}
-        except KeyError:  # a node built by an earlier pass has no metadata
-            return set()
-
     def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
-        """The one qualified name of ``node``, or None when ambiguous or unknown."""
-        names = self.qualified_names(node)
-        return next(iter(names)) if len(names) == 1 else None
+        """``th.cuda.synchronize`` -> ``torch.cuda.synchronize``, resolved through the
+        module's imports; None when the name is not imported or is shadowed."""
+        return self.context.facts.qualified_name(node)
+
+    def qualified_names(self, node: cst.CSTNode) -> Set[str]:
+        name = self.qualified_name(node)
+        return {name} if name else set()
+
+    def get_metadata(self, key, node, *args):
+        # Qualified names come from the module's imports, not from a scope analysis.
+        if key is QualifiedNameProvider:
+            name = self.qualified_name(node)
+            return {QualifiedName(name, QualifiedNameSource.IMPORT)} if name else set()
+        return super().get_metadata(key, node, *args)
 
     def callee(self, call: cst.Call) -> Optional[str]:
         return self.qualified_name(call.func)
 
     # -- decisions ------------------------------------------------------------
+    def position(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """Line and 1-based column of ``node`` (an original node) in the file."""
+        start = self.get_metadata(PositionProvider, node).start
+        return (
+            start.line + self.context.line_offset,
+            start.column + 1 + self.context.col_offset,
+        )
+
     def apply(
         self, node: cst.CSTNode, code: str, message: str = "", fix: Optional[Fix] = None
     ) -> bool:
         """Record a site of rule ``code``; True when its fix should be applied."""
-        start = self.get_metadata(PositionProvider, node).start
-        decided = self.context.decide(
-            REGISTRY[code], start.line, start.column + 1, message, fix
-        )
+        if node in self.context.claimed:
+            return False
+        line, col = self.position(node)
+        decided = self.context.decide(REGISTRY[code], line, col, message, fix)
         self.changed |= decided
         return decided
 

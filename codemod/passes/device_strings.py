@@ -27,7 +27,7 @@ RULES = (
         '`torch.device("cuda")` hard-codes the CUDA device',
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="Replaces `torch.device(\"cuda\")` with the module's device binding, and "
+        what='Replaces `torch.device("cuda")` with the module\'s device binding, and '
         '`torch.device("cuda", i)` with `torch.device(DEVICE.type, i)`.',
         why="A hard-coded CUDA device fails on a machine without CUDA and never uses "
         "TPU, Trainium, MPS, XPU or NPU.",
@@ -260,9 +260,16 @@ class DeviceStrings(Pass):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         cuda_body = device_literal(node.body) == "cuda"
-        if cuda_body and _is_cpu_literal(node.orelse) and self._is_availability(node.test):
+        if (
+            cuda_body
+            and _is_cpu_literal(node.orelse)
+            and self._is_availability(node.test)
+        ):
             self.collapse.add(node)
             self.kinds[node.body] = (Kind.IGNORE, "")
+            self.context.claim(
+                node.test
+            )  # becomes the binding: no other pass rewrites it
             return
         kind, code = self.kinds.get(node, (Kind.STRING, "TP103"))
         if kind is Kind.IGNORE:
@@ -274,7 +281,10 @@ class DeviceStrings(Pass):
                 self.kinds.setdefault(branch, (Kind.STRING, code))
 
     def _is_availability(self, test: cst.BaseExpression) -> bool:
-        return isinstance(test, cst.Call) and self.callee(test) == "torch.cuda.is_available"
+        return (
+            isinstance(test, cst.Call)
+            and self.callee(test) == "torch.cuda.is_available"
+        )
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         if len(node.comparisons) != 1:

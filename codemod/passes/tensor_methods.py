@@ -47,7 +47,7 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what='Rewrites `x.pin_memory()` to `(x.pin_memory() if DEVICE.type != "cpu" '
-        'else x)` and `pin_memory=True` in tensor factories to `pin_memory=DEVICE.type '
+        "else x)` and `pin_memory=True` in tensor factories to `pin_memory=DEVICE.type "
         '!= "cpu"`.',
         why="Pinning needs an accelerator: on CPU PyTorch it raises, where a CUDA "
         "program would just have run slower.",
@@ -74,12 +74,26 @@ class TensorMethods(Pass):
     RULES = RULES
     TRIGGER = re.compile(r"\.cuda\b|is_cuda|pin_memory")
 
-    def visit_Module(self, node: cst.Module) -> None:
+    def __init__(self, context) -> None:
+        super().__init__(context)
         # A module that defines its own `cuda` method: `.cuda()` may not be torch's.
-        self.own_cuda: Set[str] = {
-            f.name.value for f in m.findall(node, m.FunctionDef(name=m.Name("cuda")))
-        }
+        self.own_cuda = "cuda" in context.facts.functions
         self.guarded: Set[cst.CSTNode] = set()
+        # `self.is_cuda = ...` somewhere: `.is_cuda` reads may be that attribute.
+        self.own_is_cuda = "is_cuda" in context.facts.stored_attributes
+        self.stores: Set[cst.CSTNode] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.stores.add(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.stores.add(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.stores.add(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.stores.add(node.target)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         # `x.pin_memory() if <guard> else x` is already guarded (by torchport or by hand).
@@ -106,17 +120,25 @@ class TensorMethods(Pass):
         ):
             return updated  # torch.cuda itself, not a method: the runtime pass's job
         if self.own_cuda:
-            self.report(original, "TP201", "`.cuda()` in a module that defines its own "
-                        "`cuda` method: check the receiver, then use `.to(DEVICE)`")
+            self.report(
+                original,
+                "TP201",
+                "`.cuda()` in a module that defines its own "
+                "`cuda` method: check the receiver, then use `.to(DEVICE)`",
+            )
             return updated
-        index = [a for a in updated.args if a.keyword is None or a.keyword.value == "device"]
+        index = [
+            a for a in updated.args if a.keyword is None or a.keyword.value == "device"
+        ]
         rest = [a for a in updated.args if a not in index]
         if len(index) > 1 or any(a.star for a in updated.args):
             self.report(original, "TP201")
             return updated
         literal = not index or isinstance(index[0].value, cst.Integer)
-        message = "" if literal else (
-            "`.cuda(i)` with a variable index: assumed to be an int"
+        message = (
+            ""
+            if literal
+            else ("`.cuda(i)` with a variable index: assumed to be an int")
         )
         if not self.apply(original, "TP201", message, None if literal else Fix.UNSAFE):
             return updated
@@ -126,19 +148,35 @@ class TensorMethods(Pass):
             )
         else:
             target = self.device()
-        args = [cst.Arg(target)] + [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rest]
+        args = [cst.Arg(target)] + [
+            a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rest
+        ]
         args = [
-            a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            if i < len(args) - 1
-            else a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            (
+                a.with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                )
+                if i < len(args) - 1
+                else a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            )
             for i, a in enumerate(args)
         ]
         return updated.with_changes(
             func=updated.func.with_changes(attr=cst.Name("to")), args=args
         )
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
-        if updated_node.attr.value != "is_cuda":
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ):
+        if updated_node.attr.value != "is_cuda" or original_node in self.stores:
+            return updated_node
+        if self.own_is_cuda:
+            self.report(
+                original_node,
+                "TP202",
+                "`.is_cuda` is also assigned in this "
+                "module: if this is a tensor's, use `x.device.type == DEVICE.type`",
+            )
             return updated_node
         if not self.apply(original_node, "TP202"):
             return updated_node

@@ -1,0 +1,128 @@
+"""The statements worth parsing with libcst, and how to put them back.
+
+CPython's ``ast`` parses a file about five times faster than libcst. It finds the
+statements whose lines can hold a site (a "chunk"): the smallest statement that
+contains such a line, descending into class and function bodies. Only chunks are
+parsed with libcst, rewritten and formatted; every other byte of the file is kept
+as it was. A chunk nested in a body is dedented before parsing and re-indented on
+the way back; lines the rewrite did not change are copied from the original.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Set, Tuple
+
+Span = Tuple[int, int]  # first and last line, 1-based, inclusive
+
+
+@dataclass
+class Chunk:
+    start: int
+    end: int
+    indent: str  # removed from every line before parsing
+    top: Span  # the enclosing top-level statement(s), to fall back to
+
+    def dedented(self, lines: Sequence[str]) -> Optional[str]:
+        """The chunk's text without its indentation, or None when a line (say, in a
+        multi-line string) is indented less than the chunk."""
+        width = len(self.indent)
+        out = []
+        for line in lines[self.start - 1 : self.end]:
+            if line.startswith(self.indent):
+                out.append(line[width:])
+            elif line.strip():
+                return None
+            else:
+                out.append(line)
+        return "".join(out)
+
+
+def _span(stmt: ast.stmt) -> Span:
+    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+    return first, stmt.end_lineno or stmt.lineno
+
+
+def _groups(body: Sequence[ast.stmt]) -> List[Tuple[Span, List[ast.stmt]]]:
+    """Statements of a body grouped so that no two groups share a line (``a; b``)."""
+    groups: List[Tuple[Span, List[ast.stmt]]] = []
+    for stmt in body:
+        start, end = _span(stmt)
+        if groups and start <= groups[-1][0][1]:
+            (first, last), members = groups[-1]
+            groups[-1] = ((first, max(last, end)), members + [stmt])
+        else:
+            groups.append(((start, end), [stmt]))
+    return groups
+
+
+def _hit(span: Span, lines: Set[int]) -> bool:
+    return any(span[0] <= line <= span[1] for line in lines)
+
+
+def _bodies(stmt: ast.stmt, lines: Sequence[str]) -> List[List[ast.stmt]]:
+    """The statement lists nested in ``stmt`` that can be chunks on their own.
+
+    An ``elif`` branch is not one: its text does not parse without its ``if``.
+    """
+    bodies = [getattr(stmt, "body", None), getattr(stmt, "finalbody", None)]
+    orelse = getattr(stmt, "orelse", None)
+    is_elif = (
+        isinstance(stmt, ast.If)
+        and orelse
+        and len(orelse) == 1
+        and isinstance(orelse[0], ast.If)
+        and lines[orelse[0].lineno - 1].lstrip().startswith("elif")
+    )
+    bodies.append(None if is_elif else orelse)
+    bodies += [h.body for h in getattr(stmt, "handlers", [])]
+    bodies += [c.body for c in getattr(stmt, "cases", [])]
+    return [
+        b for b in bodies if b and isinstance(b, list) and isinstance(b[0], ast.stmt)
+    ]
+
+
+def select(tree: ast.Module, hits: Set[int], lines: Sequence[str]) -> List[Chunk]:
+    """The chunks covering every line in ``hits``, in file order."""
+    chunks: List[Chunk] = []
+
+    def walk(body: Sequence[ast.stmt], top: Optional[Span]) -> None:
+        for span, members in _groups(body):
+            here = {line for line in hits if span[0] <= line <= span[1]}
+            if not here:
+                continue
+            enclosing = top or span
+            bodies = _bodies(members[0], lines) if len(members) == 1 else []
+            inner = {line for b in bodies for s in b for line in range(*_span_range(s))}
+            if bodies and here <= inner:
+                for nested in bodies:
+                    walk(nested, enclosing)
+                continue
+            line = lines[span[0] - 1]
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            chunks.append(Chunk(span[0], span[1], indent, enclosing))
+
+    walk(tree.body, None)
+    chunks.sort(key=lambda c: c.start)
+    return chunks
+
+
+def _span_range(stmt: ast.stmt) -> Tuple[int, int]:
+    first, last = _span(stmt)
+    return first, last + 1
+
+
+def splice(original: Sequence[str], old: str, new: str, indent: str) -> List[str]:
+    """The chunk's new lines: unchanged lines byte for byte from ``original``, changed
+    and added ones re-indented."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    out: List[str] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(original[i1:i2])
+        else:
+            out.extend(indent + line if line.strip() else line for line in b[j1:j2])
+    return out

@@ -1,0 +1,127 @@
+"""What torchport needs to know about a whole module, read from CPython's ``ast``.
+
+libcst's ScopeProvider costs about three parses of the file, and torchport only
+parses the few statements that mention CUDA (see ``codemod.chunks``). Names are
+resolved here instead, from the module's imports: ``import torch as th`` makes
+``th.cuda.synchronize`` mean ``torch.cuda.synchronize``. A name that is also bound
+some other way anywhere in the module (a parameter, an assignment, a loop variable)
+is ambiguous and resolves to nothing, so a shadowed name is never rewritten.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+
+# Every word of the file: a fresh name must differ from all of them (strings and
+# comments included, which errs on the safe side).
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass
+class ModuleFacts:
+    imports: Dict[str, str] = field(default_factory=dict)  # local name -> qualified
+    bound: Set[str] = field(default_factory=set)  # names bound other than by import
+    identifiers: Set[str] = field(default_factory=set)  # every word in the module
+    functions: Set[str] = field(default_factory=set)  # names of every def
+    stored_attributes: Set[str] = field(default_factory=set)  # `x.name = ...` anywhere
+    torch_alias: Optional[str] = None  # what a top-level `import torch [as x]` binds
+
+    @classmethod
+    def of(cls, tree: ast.Module, source: str) -> "ModuleFacts":
+        """Read the facts from the module's statements (not every expression node:
+        that walk would cost as much as the rest of the rewrite)."""
+        facts = cls(identifiers=set(_IDENTIFIER.findall(source)))
+        ambiguous: Set[str] = set()
+        stack: List[ast.AST] = list(tree.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        facts._bind_import(alias.asname, alias.name, ambiguous)
+                    else:  # `import torch.cuda` binds `torch`
+                        head = alias.name.split(".")[0]
+                        facts._bind_import(head, head, ambiguous)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level or not node.module:
+                    continue
+                for alias in node.names:
+                    if alias.name != "*":
+                        local = alias.asname or alias.name
+                        facts._bind_import(
+                            local, f"{node.module}.{alias.name}", ambiguous
+                        )
+            elif isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            ):
+                facts.bound.add(node.name)
+                if not isinstance(node, ast.ClassDef):
+                    facts.functions.add(node.name)
+                    arguments = node.args
+                    for arg in (
+                        arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+                    ):
+                        facts.bound.add(arg.arg)
+                    for arg in (arguments.vararg, arguments.kwarg):
+                        if arg is not None:
+                            facts.bound.add(arg.arg)
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = (
+                    node.targets if isinstance(node, ast.Assign) else [node.target]
+                )
+                for target in targets:
+                    facts._store(target)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                facts._store(node.target)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        facts._store(item.optional_vars)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                facts.bound.add(node.name)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                facts.bound.update(node.names)
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, name, None)
+                if isinstance(children, list):
+                    stack.extend(children)
+        for name in ambiguous | (facts.bound & set(facts.imports)):
+            facts.imports.pop(name, None)
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.name == "torch":
+                        facts.torch_alias = alias.asname or "torch"
+        return facts
+
+    def _store(self, target: ast.AST) -> None:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                self.bound.add(node.id)
+            elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                self.stored_attributes.add(node.attr)
+
+    def _bind_import(self, local: str, target: str, ambiguous: Set[str]) -> None:
+        if self.imports.get(local, target) != target:
+            ambiguous.add(local)
+        self.imports[local] = target
+
+    def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
+        """``th.cuda.synchronize`` -> ``torch.cuda.synchronize``; None if not imported."""
+        if isinstance(node, cst.Call):
+            node = node.func
+        parts = []
+        while isinstance(node, cst.Attribute):  # a pure dotted chain only
+            parts.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return None
+        target = self.imports.get(node.value)
+        if target is None:
+            return None
+        return ".".join([target, *reversed(parts)])

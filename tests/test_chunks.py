@@ -1,0 +1,132 @@
+"""Only the statements that can hold a site are parsed; every other byte is kept."""
+
+from __future__ import annotations
+
+import ast
+
+from codemod.chunks import select
+from codemod.names import ModuleFacts
+from codemod.passes.base import Options
+from codemod.transform import rewrite_source
+
+
+def rewrite(source: str) -> str:
+    return rewrite_source(source, Options()).code
+
+
+def chunk_spans(source: str, hits):
+    lines = source.splitlines(keepends=True)
+    return [
+        (c.start, c.end, c.indent) for c in select(ast.parse(source), set(hits), lines)
+    ]
+
+
+def test_descends_into_classes_functions_and_blocks():
+    source = (
+        "class A:\n"  # 1
+        "    def f(self, x):\n"  # 2
+        '        """Doc."""\n'  # 3
+        "        for i in range(3):\n"  # 4
+        "            x = x.cuda()\n"  # 5
+        "        return x\n"  # 6
+    )
+    assert chunk_spans(source, [5]) == [(5, 5, "            ")]
+
+
+def test_a_hit_in_a_header_takes_the_whole_statement():
+    source = "def f(device='cuda'):\n    return device\n"
+    assert chunk_spans(source, [1]) == [(1, 2, "")]
+
+
+def test_elif_condition_takes_the_whole_if():
+    source = "if a:\n    pass\nelif b == 'cuda':\n    pass\n"
+    assert chunk_spans(source, [3]) == [(1, 4, "")]
+
+
+def test_statements_sharing_a_line_are_one_chunk():
+    source = "def f(x):\n    a = 1; b = x.cuda()\n    return b\n"
+    assert chunk_spans(source, [2]) == [(2, 2, "    ")]
+
+
+def test_nested_rewrite_keeps_every_other_byte():
+    source = (
+        "import torch\n\n\n"
+        "class Model:\n"
+        "    '''Weird   spacing   stays.'''\n"
+        "    def  forward( self ,x ) :\n"
+        "        y = x.cuda()   # move\n"
+        "        return  y\n"
+    )
+    out = rewrite(source)
+    assert "        y = x.to(DEVICE)   # move\n" in out
+    assert "    def  forward( self ,x ) :\n" in out and "        return  y\n" in out
+
+
+def test_chunk_that_cannot_be_dedented_falls_back_to_its_top_statement():
+    source = (
+        "import torch\n\n\n"
+        "def f(x):\n"
+        '    text = """\n'
+        "at column zero\n"
+        '"""\n'
+        "    return x.cuda(), text\n"
+    )
+    out = rewrite(source)
+    assert "return x.to(DEVICE), text" in out
+    assert 'text = """\nat column zero\n"""' in out
+
+
+def test_crlf_is_kept_on_changed_and_unchanged_lines():
+    source = "import torch\r\n\r\nx = torch.ones(2)\r\ny = x.cuda()\r\n"
+    out = rewrite(source)
+    assert ".to(DEVICE)" in out
+    assert out.count("\n") == out.count("\r\n")
+
+
+def test_tabs_indentation():
+    source = "import torch\n\n\ndef f(x):\n\tif x is not None:\n\t\treturn x.cuda()\n"
+    out = rewrite(source)
+    assert "\t\treturn x.to(DEVICE)\n" in out
+
+
+def test_shadowed_import_is_not_resolved():
+    source = "import torch\n\n\ndef f(torch):\n    return torch.device('cuda')\n"
+    facts = ModuleFacts.of(ast.parse(source), source)
+    assert "torch" not in facts.imports
+    result = rewrite_source(source, Options())
+    assert result.code == source
+    assert [d.code for d in result.diagnostics] == ["TP109"]
+
+
+def test_aliases_resolve_through_imports():
+    source = "import torch as th\nfrom torch import cuda as c\nfrom torch.cuda.amp import GradScaler\n"
+    facts = ModuleFacts.of(ast.parse(source), source)
+    assert facts.imports == {
+        "th": "torch",
+        "c": "torch.cuda",
+        "GradScaler": "torch.cuda.amp.GradScaler",
+    }
+    assert facts.torch_alias == "th"
+
+
+def test_binding_goes_after_the_imports_when_only_functions_use_it():
+    source = (
+        '"""Doc."""\n'
+        "import os\n"
+        "import torch\n"
+        "\n"
+        "X = os.sep\n"
+        "\n\n"
+        "def f():\n"
+        "    return torch.zeros(1, device='cuda')\n"
+    )
+    out = rewrite(source)
+    assert out.index("DEVICE = (") > out.index("import torch")
+    assert out.index("DEVICE = (") < out.index("X = os.sep")
+
+
+def test_comment_only_mentions_change_nothing():
+    source = (
+        "import torch\n\n\ndef f():\n    # runs on cuda, see cuda docs\n    return 1\n"
+    )
+    assert rewrite(source) == source
