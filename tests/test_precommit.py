@@ -128,24 +128,25 @@ def test_hook_rewrites_staged_files_fails_then_passes(tmp_path, hook_repo, env):
     assert "Passed" in second.stdout
 
 
-def test_hook_fails_while_sites_remain(tmp_path, hook_repo, env):
-    project = make_project(tmp_path, hook_repo, env, "torchport")
-    (project / "left.py").write_text(LEFT)
+@pytest.mark.parametrize(
+    "hook_id, source, reported",
+    [
+        # Sites torchport cannot rewrite fail the rewriting hook, file untouched.
+        ("torchport", LEFT, "left.py:3:12: TP109"),
+        # The check hook reports what it would rewrite and writes nothing.
+        ("torchport-check", CUDA, "left.py:3:5: TP201"),
+    ],
+)
+def test_hook_fails_on_what_is_left_and_writes_nothing(
+    tmp_path, hook_repo, env, hook_id, source, reported
+):
+    project = make_project(tmp_path, hook_repo, env, hook_id)
+    (project / "left.py").write_text(source)
     git("add", "left.py", cwd=project, env=env)
     proc = pre_commit("run", cwd=project, env=env)
     assert proc.returncode == 1
-    assert "left.py:3:12: TP109" in proc.stdout
-    assert (project / "left.py").read_text() == LEFT
-
-
-def test_check_hook_reports_and_writes_nothing(tmp_path, hook_repo, env):
-    project = make_project(tmp_path, hook_repo, env, "torchport-check")
-    (project / "train.py").write_text(CUDA)
-    git("add", "train.py", cwd=project, env=env)
-    proc = pre_commit("run", cwd=project, env=env)
-    assert proc.returncode == 1
-    assert "train.py:3:5: TP201" in proc.stdout
-    assert (project / "train.py").read_text() == CUDA
+    assert reported in proc.stdout
+    assert (project / "left.py").read_text() == source
 
 
 def test_no_matching_files_is_skipped_not_a_crash(tmp_path, hook_repo, env):
