@@ -30,7 +30,7 @@ class DefaultGroup(click.Group):
     """``torchport PATH...`` runs the rewrite; ``torchport rules`` is a subcommand."""
 
     def parse_args(self, ctx, args):
-        if not args or args[0] not in self.commands:
+        if not args or args[0] not in (*self.commands, "--version"):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 

@@ -153,3 +153,8 @@ def test_progress_bar_on_a_terminal(tmp_path):
     few.mkdir()
     (few / "a.py").write_text(CUDA)
     assert "%" not in _run_on_a_terminal(["--check", str(few)], tmp_path)
+
+
+def test_version():
+    proc = run_cli(["--version"])
+    assert proc.returncode == 0 and proc.stdout.startswith("torchport, version ")
