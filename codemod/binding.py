@@ -163,6 +163,7 @@ def plan_binding(tree: ast.Module, facts: ModuleFacts, context: FileContext) -> 
         name = stmt.targets[0].id
         if is_binding(stmt.value, facts):
             context.device_name, context.binding_exists = name, True
+            context.binding_line = stmt.lineno
             return
         if is_user_device(stmt.value, facts) and not context.suppressed(
             stmt.lineno, "TP1"
@@ -171,6 +172,7 @@ def plan_binding(tree: ast.Module, facts: ModuleFacts, context: FileContext) -> 
     for index, name in candidates:
         if _stores(tree, name) == 1:  # bound once in the whole module: unambiguous
             context.device_name, context.binding_index = name, index
+            context.binding_line = tree.body[index].lineno
             return
     context.device_name = _fresh_name(context.options.device_name, tree, facts)
 

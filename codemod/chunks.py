@@ -123,6 +123,13 @@ def splice(original: Sequence[str], old: str, new: str, indent: str) -> List[str
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             out.extend(original[i1:i2])
-        else:
-            out.extend(indent + line if line.strip() else line for line in b[j1:j2])
+            continue
+        for offset, line in enumerate(b[j1:j2]):
+            old_index = i1 + offset
+            if tag == "replace" and old_index < i2 and not line.strip():
+                if not original[old_index].strip():
+                    # A blank line black tidied (trailing spaces): keep the original.
+                    out.append(original[old_index])
+                    continue
+            out.append(indent + line if line.strip() else line)
     return out

@@ -130,6 +130,8 @@ def run_command(
     except ConfigError as error:
         click.echo(f"torchport: {error}", err=True)
         sys.exit(EXIT_ERROR)
+    if not quiet:
+        _warn_old_target(settings)
     job = Job(mode, settings.options, settings.format, settings.per_file)
     view = View(output_format, mode, quiet, show_fixes)
     if stdin:
@@ -173,6 +175,22 @@ def _run(files, job: Job, jobs: Optional[int], progress: bool) -> List[FileResul
         length=len(files), label="torchport", file=sys.stderr
     ) as bar:
         return run(files, job, jobs, progress=bar.update)
+
+
+def _warn_old_target(settings) -> None:
+    """Say once that a target below 2.6 leaves the device fixes as reports."""
+    from codemod.passes.base import ACCELERATOR_TORCH
+    from codemod.rules import format_version
+
+    target = settings.options.target_torch
+    if target < ACCELERATOR_TORCH:
+        click.echo(
+            f"torchport: target torch {format_version(target)} (from"
+            f" {settings.target_source}): torch.accelerator needs torch >="
+            f" {format_version(ACCELERATOR_TORCH)}, so fixes that need it are"
+            " reported, not applied",
+            err=True,
+        )
 
 
 def _run_stdin(job: Job, name: str, view: View) -> int:
@@ -258,3 +276,22 @@ def rules_command() -> None:
         click.echo(
             f"{rule.code}  {rule.fix.value:<6}  torch>={since:<5}  {rule.name}: {rule.message}"
         )
+
+
+@main.command("explain")
+@click.argument("code")
+def explain_command(code: str) -> None:
+    """Document the rule CODE: what it does, why, an example, and its fix safety."""
+    from codemod.docs import render_rule
+    from codemod.rules import all_rules
+
+    rules = all_rules()
+    rule = rules.get(code.strip().upper())
+    if rule is None:
+        close = [c for c in rules if c.startswith(code.strip().upper()[:3])]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        click.echo(
+            f"torchport: no rule {code!r}{hint}; see `torchport rules`", err=True
+        )
+        sys.exit(EXIT_ERROR)
+    click.echo(render_rule(rule), nl=False)

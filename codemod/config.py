@@ -7,6 +7,7 @@ declared ``torch>=`` requirement, else ``DEFAULT_TARGET_TORCH``.
 
 from __future__ import annotations
 
+import configparser
 import os
 import re
 import sys
@@ -14,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from codemod.passes.base import DEFAULT_TARGET_TORCH, Options
+from codemod.options import DEFAULT_TARGET_TORCH, Options
 from codemod.rules import Selection, TorchVersion, parse_version
 
 if sys.version_info >= (3, 11):
@@ -73,6 +74,20 @@ def find_pyproject(paths: Iterable[str]) -> Optional[Path]:
         if candidate.is_file():
             return candidate
     return None
+
+
+def _project_root(paths: List[str]) -> Optional[Path]:
+    """Without a pyproject.toml: the nearest folder with setup.cfg, setup.py or
+    requirements.txt above the first path."""
+    for raw in paths[:1]:
+        start = Path.cwd() if raw == "-" else Path(raw).resolve()
+        for directory in [start, *start.parents]:
+            if any((directory / n).is_file() for n in _PROJECT_FILES):
+                return directory
+    return None
+
+
+_PROJECT_FILES = ("setup.cfg", "setup.py", "requirements.txt")
 
 
 def read_table(pyproject: Path) -> Dict[str, Any]:
@@ -151,27 +166,141 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-_TORCH_REQUIREMENT = re.compile(
-    r"""(?:^|["'\s,])torch\s*(?:\[[^\]]*\])?\s*(?:==|>=|~=|===)\s*(\d+\.\d+)""",
-    re.MULTILINE,
-)
-
-
 def declared_torch(root: Path) -> Optional[Tuple[TorchVersion, str]]:
-    """The oldest torch the project declares it supports (``torch>=2.4`` -> (2, 4))."""
-    candidates = [root / "pyproject.toml", root / "setup.cfg", root / "setup.py"]
-    candidates += sorted(root.glob("requirements*.txt")) + sorted(
-        root.glob("requirements/*.txt")
-    )
-    for path in candidates:
+    """The oldest torch the project's runtime requirements allow (``torch>=2.4`` ->
+    (2, 4)), and the file that says so.
+
+    Only real runtime requirements count, first found wins: pyproject.toml
+    ``[project].dependencies``, setup.cfg ``install_requires``, setup.py
+    ``install_requires``, then requirements*.txt. Extras (test, dev, ...) never do:
+    a test pin says nothing about the oldest release users run.
+    """
+    sources = [
+        (root / "pyproject.toml", _pyproject_requirements),
+        (root / "setup.cfg", _setup_cfg_requirements),
+        (root / "setup.py", _setup_py_requirements),
+    ]
+    sources += [(path, _requirements_txt) for path in _requirements_files(root)]
+    for path, read in sources:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        versions = [parse_version(v) for v in _TORCH_REQUIREMENT.findall(text)]
-        if versions:
-            return min(versions), str(path)
+            requirements = read(path) if path.is_file() else []
+        except (OSError, ValueError, SyntaxError, configparser.Error):
+            continue  # an unreadable file declares nothing; the next source may
+        floors = [v for v in map(torch_floor, requirements) if v is not None]
+        if floors:
+            return min(floors), str(path)
     return None
+
+
+def _requirements_files(root: Path) -> List[Path]:
+    """requirements*.txt, skipping those for tests, development, docs and linting."""
+    extra = re.compile(r"test|dev|doc|lint|ci\b|bench|example", re.IGNORECASE)
+    return [
+        p for p in sorted(root.glob("requirements*.txt")) if not extra.search(p.name)
+    ]
+
+
+def _pyproject_requirements(path: Path) -> List[str]:
+    with open(path, "rb") as handle:
+        dependencies = tomllib.load(handle).get("project", {}).get("dependencies", [])
+    return [d for d in dependencies if isinstance(d, str)]
+
+
+def _setup_cfg_requirements(path: Path) -> List[str]:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(path, encoding="utf-8")
+    value = parser.get("options", "install_requires", fallback="")
+    return [line.split("#", 1)[0].strip() for line in value.splitlines()]
+
+
+def _setup_py_requirements(path: Path) -> List[str]:
+    """String literals of ``setup(install_requires=[...])``, also through a
+    module-level name (``install_requires=REQUIRED``). setup.py is never run."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    assigned = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found: List[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg != "install_requires":
+                continue
+            value = keyword.value
+            if isinstance(value, ast.Name):
+                value = assigned.get(value.id, value)
+            if isinstance(value, (ast.List, ast.Tuple)):
+                found += [
+                    e.value
+                    for e in value.elts
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                ]
+    return found
+
+
+def _requirements_txt(path: Path) -> List[str]:
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    # Options (-r, -e, --index-url) and comments are not requirements.
+    return [
+        line.split(" #", 1)[0].strip()
+        for line in lines
+        if line.strip() and not line.lstrip().startswith(("#", "-"))
+    ]
+
+
+# The operators whose version bounds a requirement from below.
+_FLOOR_OPERATORS = (">=", "==", "~=", "===", ">")
+
+
+def torch_floor(requirement: str) -> Optional[TorchVersion]:
+    """``"torch>=2.4,<3"`` -> (2, 4); None when it is not torch or has no lower bound."""
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+    except ImportError:  # packaging comes with black, but do without it if need be
+        return _torch_floor_plain(requirement)
+    try:
+        parsed = Requirement(requirement)
+    except InvalidRequirement:
+        return None
+    if parsed.name.lower().replace("_", "-") != "torch":
+        return None
+    return _highest_floor((s.operator, s.version) for s in parsed.specifier)
+
+
+_PLAIN_REQUIREMENT = re.compile(
+    r"\s*torch\s*(?:\[[^\]]*\])?\s*\(?([^;@]*)", re.IGNORECASE
+)
+_PLAIN_SPECIFIER = re.compile(r"\s*(===|~=|==|!=|<=|>=|<|>)\s*([^\s,)]+)")
+
+
+def _torch_floor_plain(requirement: str) -> Optional[TorchVersion]:
+    """``torch_floor`` for when packaging is missing: PEP 508 specifiers by hand."""
+    match = _PLAIN_REQUIREMENT.match(requirement)
+    if not match:
+        return None
+    specifiers = match.group(1)
+    if specifiers and specifiers.strip()[:1] not in ("", "=", "~", "!", "<", ">", ")"):
+        return None  # the name only starts with "torch" (torchvision, torch-geometric)
+    pairs = [m.groups() for m in _PLAIN_SPECIFIER.finditer(specifiers)]
+    return _highest_floor(pairs)
+
+
+def _highest_floor(specifiers) -> Optional[TorchVersion]:
+    floors = []
+    for operator, version in specifiers:
+        if operator in _FLOOR_OPERATORS:
+            try:
+                floors.append(parse_version(version))
+            except ValueError:  # "2.*", "2": no minor release to target
+                continue
+    return max(floors) if floors else None
 
 
 def _codes(flag: str, value: Optional[str]) -> Optional[List[str]]:
@@ -206,8 +335,9 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
         target_source = "--target-torch"
     elif "target-torch" in table:
         target, target_source = parse_version(table["target-torch"]), str(pyproject)
-    elif root is not None:
-        declared = declared_torch(root)
+    else:
+        project = root if root is not None else _project_root(paths)
+        declared = declared_torch(project) if project else None
         if declared:
             target, target_source = declared
 

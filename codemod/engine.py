@@ -24,6 +24,8 @@ from codemod.diagnostics import Diagnostic
 # Union of the passes' triggers, as bytes. Kept in sync by tests/test_engine.py.
 PREFILTER = re.compile(
     rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune"
+    rb"|get_autocast_gpu_dtype|is_autocast_enabled|cpu\.amp|torch\.cpu import amp"
+    rb"|GradScaler"
 )
 
 SKIPPED_DIRS = {
@@ -248,11 +250,15 @@ def process_source(
 
 def unified_diff(display: str, old: str, new: str) -> str:
     name = display.replace("\n", "\\n").replace("\r", "\\r")
+    # git-style a/ b/ prefixes for relative paths; an absolute path stands as it is.
+    old_name, new_name = (
+        (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
+    )
     lines = difflib.unified_diff(
         old.splitlines(keepends=True),
         new.splitlines(keepends=True),
-        fromfile=f"a/{name}",
-        tofile=f"b/{name}",
+        fromfile=old_name,
+        tofile=new_name,
     )
     out = []
     for line in lines:

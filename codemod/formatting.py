@@ -92,4 +92,26 @@ def format_changed(old: str, new: str, mode) -> str:
         formatted = black.format_str(text, mode=mode, lines=ranges)
     except Exception:  # black refuses some valid code; keep the unformatted rewrite
         return new
+    formatted = _without_opener_blanks(text, formatted)
     return formatted.replace("\n", newline) if newline == "\r\n" else formatted
+
+
+def _without_opener_blanks(old: str, new: str) -> str:
+    """``new`` less the blank lines it adds right after a block opener.
+
+    With ``lines=``, black puts a blank line between ``class C:`` and a first
+    ``def`` or decorator when the range starts there, although it removes such
+    lines when formatting the whole file.
+    """
+    old_lines, new_lines = old.splitlines(True), new.splitlines(True)
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    drop = set()
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if (
+            tag == "insert"
+            and j1 > 0
+            and new_lines[j1 - 1].rstrip().endswith(":")
+            and not "".join(new_lines[j1:j2]).strip()
+        ):
+            drop.update(range(j1, j2))
+    return "".join(line for j, line in enumerate(new_lines) if j not in drop)

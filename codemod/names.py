@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -25,6 +25,11 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 @dataclass
 class ModuleFacts:
     imports: Dict[str, str] = field(default_factory=dict)  # local name -> qualified
+    # local name -> (module, name, alias) of the import that binds it, in the form
+    # libcst's RemoveImportsVisitor takes
+    import_forms: Dict[str, Tuple[str, Optional[str], Optional[str]]] = field(
+        default_factory=dict
+    )
     bound: Set[str] = field(default_factory=set)  # names bound other than by import
     identifiers: Set[str] = field(default_factory=set)  # every word in the module
     functions: Set[str] = field(default_factory=set)  # names of every def
@@ -44,6 +49,11 @@ class ModuleFacts:
                 for alias in node.names:
                     if alias.asname:
                         facts._bind_import(alias.asname, alias.name, ambiguous)
+                        facts.import_forms[alias.asname] = (
+                            alias.name,
+                            None,
+                            alias.asname,
+                        )
                     else:  # `import torch.cuda` binds `torch`
                         head = alias.name.split(".")[0]
                         facts._bind_import(head, head, ambiguous)
@@ -56,6 +66,8 @@ class ModuleFacts:
                         facts._bind_import(
                             local, f"{node.module}.{alias.name}", ambiguous
                         )
+                        form = (node.module, alias.name, alias.asname)
+                        facts.import_forms[local] = form
             elif isinstance(
                 node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
             ):

@@ -46,33 +46,54 @@ class Rewrite:
 
 
 class _Together(cst.CSTTransformer):
-    """Runs several passes in one traversal. At each node the passes run in order,
-    each given the node as the previous one left it; once a pass replaces a node by
-    one of another type, the passes after it leave that node alone."""
+    """Runs several passes in one traversal, with each pass seeing what it would see
+    alone: at each node the passes run in order, each given the node as the previous
+    one left it (once a pass replaces a node by one of another type, the passes after
+    it leave that node alone), and a pass whose visit returns False skips the node's
+    children on its own."""
 
     def __init__(self, passes: Sequence[Pass]) -> None:
         super().__init__()
         self.passes = passes
+        self.skipping: Dict[int, cst.CSTNode] = {}  # pass index -> node it skips under
+        # Attribute hooks (visit_FunctionDef_body, ...) cost a third of the traversal:
+        # call them only for passes that define some.
+        self.hooked = [i for i, p in enumerate(passes) if _has_attribute_hooks(type(p))]
+
+    def _active(self) -> List[int]:
+        return [i for i in range(len(self.passes)) if i not in self.skipping]
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        for p in self.passes:
-            p.on_visit(node)
+        for i in self._active():
+            if self.passes[i].on_visit(node) is False:
+                self.skipping[i] = node
         return True
 
     def on_leave(self, original_node, updated_node):
-        for p in self.passes:
+        for i, p in enumerate(self.passes):
+            if self.skipping.get(i, original_node) is not original_node:
+                continue  # inside a node this pass skips
+            self.skipping.pop(i, None)
             if type(updated_node) is not type(original_node):
-                break
+                continue
             updated_node = p.on_leave(original_node, updated_node)
         return updated_node
 
-    # Passes do not use the per-attribute hooks: not forwarding them saves a third
-    # of the traversal.
     def on_visit_attribute(self, node, attribute) -> None:
-        pass
+        for i in self.hooked:
+            if i not in self.skipping:
+                self.passes[i].on_visit_attribute(node, attribute)
 
     def on_leave_attribute(self, original_node, attribute) -> None:
-        pass
+        for i in self.hooked:
+            if i not in self.skipping:
+                self.passes[i].on_leave_attribute(original_node, attribute)
+
+
+def _has_attribute_hooks(cls: type) -> bool:
+    return any(
+        re.match(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z]", name) for name in dir(cls)
+    )
 
 
 def _hit_lines(lines: Sequence[str], passes: Sequence[Type[Pass]], facts: ModuleFacts):
@@ -160,6 +181,7 @@ def rewrite_source(
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     added = binding.insertions(tree, lines, context, first_device_use, newline)
     code, mapping = _assemble(lines, outputs, local_maps, added)
+    code = _remove_unused_imports(code, context, mapping)
     diagnostics = sorted(context.diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != source:
         try:
@@ -174,6 +196,68 @@ def rewrite_source(
                 replace(d, line=mapping.get(d.line, d.line)) for d in diagnostics
             ]
     return Rewrite(source, code, diagnostics)
+
+
+def _remove_unused_imports(
+    code: str, context: FileContext, mapping: Dict[int, int]
+) -> str:
+    """The imports passes scheduled (``Pass.remove_unused_import``), if nothing
+    references them any more. This needs the whole module and a scope analysis, so
+    it runs only in the few files where a pass asked."""
+    if not context.unused_imports:
+        return code
+    try:
+        module = cst.parse_module(code)
+    except cst.ParserSyntaxError:
+        return code  # reported by the validity check that follows
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+    from libcst.metadata import PositionProvider
+
+    # Lines were recorded in the input; the binding may have moved them since.
+    lines = {mapping.get(line, line) for line, *_ in context.unused_imports if line}
+    anywhere = any(line is None for line, *_ in context.unused_imports)
+
+    class Remover(RemoveImportsVisitor):
+        """Only the import statements passes named (by line), never a user's other
+        unused imports of the same name."""
+
+        METADATA_DEPENDENCIES = (
+            *RemoveImportsVisitor.METADATA_DEPENDENCIES,
+            PositionProvider,
+        )
+
+        def _named(self, node: cst.CSTNode) -> bool:
+            if anywhere:
+                return True
+            return self.get_metadata(PositionProvider, node).start.line in lines
+
+        def leave_Import(self, original_node, updated_node):
+            if not self._named(original_node):
+                return updated_node
+            return super().leave_Import(original_node, updated_node)
+
+        def leave_ImportFrom(self, original_node, updated_node):
+            if not self._named(original_node):
+                return updated_node
+            return super().leave_ImportFrom(original_node, updated_node)
+
+        def leave_IndentedBlock(self, original_node, updated_node):
+            # A block that lost its first statement must not start with a blank line.
+            body = updated_node.body
+            if 0 < len(body) < len(original_node.body) and not body[0].deep_equals(
+                original_node.body[0]
+            ):
+                lines = list(body[0].leading_lines)
+                while lines and lines[0].comment is None:
+                    lines.pop(0)
+                body = [body[0].with_changes(leading_lines=lines), *body[1:]]
+            return updated_node.with_changes(body=body)
+
+    removals = [
+        (module, obj, asname) for _, module, obj, asname in context.unused_imports
+    ]
+    return Remover(CodemodContext(), removals).transform_module(module).code
 
 
 def _parsed(found: List[chunks.Chunk], lines: Sequence[str]):

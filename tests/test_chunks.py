@@ -130,3 +130,18 @@ def test_comment_only_mentions_change_nothing():
         "import torch\n\n\ndef f():\n    # runs on cuda, see cuda docs\n    return 1\n"
     )
     assert rewrite(source) == source
+
+
+def test_blank_lines_with_spaces_survive_black_in_a_changed_chunk():
+    import black
+
+    # The hit is in the header, so the whole function is one chunk, blank line too.
+    source = (
+        "import torch\n\n\n"
+        "def f(x, device='cuda'):\n"
+        "    y = x.cuda()\n"
+        "    \n"
+        "    return y\n"
+    )
+    out = rewrite_source(source, Options(), format_mode=black.Mode()).code
+    assert "    y = x.to(DEVICE)\n    \n    return y\n" in out

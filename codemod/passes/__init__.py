@@ -6,7 +6,8 @@ Order matters where passes meet: device strings run first, so that
 runtime pass rewrites ``torch.cuda.is_available()`` on its own.
 """
 
+from codemod.passes.amp import Amp
 from codemod.passes.device_strings import DeviceStrings
 from codemod.passes.tensor_methods import TensorMethods
 
-PASSES = (DeviceStrings, TensorMethods)
+PASSES = (DeviceStrings, TensorMethods, Amp)

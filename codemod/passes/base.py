@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
 from typing import (
     ClassVar,
     Dict,
@@ -33,28 +32,20 @@ from libcst.metadata import (
     QualifiedNameSource,
 )
 
+from codemod.diagnostics import Diagnostic
 from codemod.names import ModuleFacts
 
-from codemod.diagnostics import Diagnostic
-from codemod.rules import REGISTRY, Fix, Rule, Selection, TorchVersion, format_version
-
-DEFAULT_TARGET_TORCH: TorchVersion = (2, 10)
-ACCELERATOR_TORCH: TorchVersion = (2, 6)  # first release with torch.accelerator
+# Passes import these from here; they live in codemod.options, which needs no libcst.
+from codemod.options import (
+    ACCELERATOR_TORCH,
+    DEFAULT_TARGET_TORCH,
+    Options,
+)  # noqa: F401
+from codemod.rules import REGISTRY, Fix, Rule, format_version
 
 _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
-
-
-@dataclass(frozen=True)
-class Options:
-    """What a rewrite depends on, resolved from flags and configuration."""
-
-    target_torch: TorchVersion = DEFAULT_TARGET_TORCH
-    device_name: str = "DEVICE"
-    unsafe_fixes: bool = False
-    selection: Selection = field(default_factory=Selection)
-    device_import: Optional[str] = None  # e.g. "from myproj.runtime import DEVICE"
 
 
 def noqa_lines(source: str) -> Dict[int, Optional[FrozenSet[str]]]:
@@ -95,6 +86,16 @@ def _comments(source: str) -> Iterator[Tuple[int, str]]:
                 yield number, line[line.index("#") :]
 
 
+def attribute_name(node: cst.CSTNode) -> Optional[str]:
+    """``x.name`` -> "name" (and for a call, of its callee); else None.
+
+    Plain isinstance checks: importing libcst.matchers costs more than a rewrite.
+    """
+    if isinstance(node, cst.Call):
+        node = node.func
+    return node.attr.value if isinstance(node, cst.Attribute) else None
+
+
 class FileContext:
     """State shared by the passes that run over one file."""
 
@@ -117,6 +118,14 @@ class FileContext:
         self.binding_exists = False  # the module already has the binding
         self.binding_index: Optional[int] = None  # user statement to turn into it
         self.device_import: Optional[str] = None  # import of the project's own device
+        # (line, module, obj, asname) of imports a pass made unused: removed after
+        # all passes (if nothing references them by then), so that line numbers hold.
+        # (line or None, module, name, alias): imports a rewrite may have left unused;
+        # removed after the passes, only if nothing refers to them any more.
+        self.unused_imports: List[
+            Tuple[Optional[int], str, Optional[str], Optional[str]]
+        ] = []
+        self.binding_line = 0  # where the module's binding is assigned, if it has one
 
     def claim(self, node: cst.CSTNode) -> None:
         """Keep the other passes off ``node`` and everything inside it."""
@@ -222,6 +231,27 @@ class Pass(cst.CSTTransformer):
         decided = self.context.decide(REGISTRY[code], line, col, message, fix)
         self.changed |= decided
         return decided
+
+    def remove_unused_import(
+        self,
+        statement: cst.CSTNode,
+        module: str,
+        obj: Optional[str] = None,
+        asname: Optional[str] = None,
+    ) -> None:
+        """Drop ``from module import obj as asname`` in the (original) import
+        ``statement`` if nothing uses it once every pass has run."""
+        line, _ = self.position(statement)
+        self.context.unused_imports.append((line, module, obj, asname))
+
+    def drop_import_if_unused(
+        self, module: str, name: Optional[str] = None, alias: Optional[str] = None
+    ) -> None:
+        """Remove ``from module import name as alias`` (wherever it is) after the
+        passes, if nothing uses it any more."""
+        entry = (None, module, name, alias)
+        if entry not in self.context.unused_imports:
+            self.context.unused_imports.append(entry)
 
     def report(self, node: cst.CSTNode, code: str, message: str = "") -> None:
         """Record a site that is left as it is (no fix for this site)."""

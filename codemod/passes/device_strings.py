@@ -15,9 +15,8 @@ import re
 from typing import Dict, Optional, Set, Tuple, Union
 
 import libcst as cst
-import libcst.matchers as m
 
-from codemod.passes.base import ACCELERATOR_TORCH, Pass
+from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
 from codemod.rules import Fix, Rule, register
 
 RULES = (
@@ -43,7 +42,9 @@ RULES = (
         ACCELERATOR_TORCH,
         what='Rewrites `"cuda"` and `"cuda:N"` passed where PyTorch takes a device: '
         "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
-        "`torch.set_default_device(...)`, `torch.autocast(...)`.",
+        "`torch.set_default_device(...)`, `torch.autocast(...)`; and device templates "
+        '`"cuda:{}".format(i)` / `"cuda:%d" % i`, which become '
+        '`f"{DEVICE.type}:{{}}".format(i)` / `f"{DEVICE.type}:%d" % i`.',
         why="The same call then runs on whatever accelerator is present, or the CPU.",
         before='y = torch.ones(2, device="cuda")',
         after="y = torch.ones(2, device=DEVICE)",
@@ -114,12 +115,15 @@ RULES = (
 register(*RULES)
 
 _DEVICE_LITERAL = re.compile(r"cuda(:\d+)?")
+# "cuda:{}".format(i), "cuda:%d" % i: a device string built from a template.
+_DEVICE_TEMPLATE = re.compile(r"cuda:(\{[^{}]*\}|%[dis])")
 
 
 class Kind(enum.Enum):
     STRING = "string"  # a device string is expected: DEVICE.type
     OBJECT = "object"  # a torch.device is accepted: DEVICE
     IGNORE = "ignore"  # not a device (dict key, subscript) or handled by the parent
+    TEMPLATE = "template"  # "cuda:{}" formatted into a device string
 
 
 # Callee (qualified name) -> positional index and what it accepts there. Data, not code.
@@ -202,7 +206,19 @@ class DeviceStrings(Pass):
         if device_literal(node) or isinstance(node, cst.IfExp):
             self.kinds.setdefault(node, (kind, code))
 
+    def _mark_template(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.SimpleString) and _DEVICE_TEMPLATE.fullmatch(
+            str(node.evaluated_value)
+        ):
+            self.kinds[node] = (Kind.TEMPLATE, "TP102")
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Modulo):
+            self._mark_template(node.left)
+
     def visit_Call(self, node: cst.Call) -> None:
+        if attribute_name(node) == "format":
+            self._mark_template(node.func.value)  # type: ignore[attr-defined]
         callee = self.callee(node)
         torch_callee = bool(callee and callee.startswith("torch"))
         position: Optional[Tuple[int, Kind]] = None
@@ -229,7 +245,7 @@ class DeviceStrings(Pass):
     def _is_device_option(call: cst.Call) -> bool:
         """``parser.add_argument("--device", default="cuda")``."""
         return (
-            m.matches(call.func, m.Attribute(attr=m.Name("add_argument")))
+            attribute_name(call) == "add_argument"
             and bool(call.args)
             and isinstance(call.args[0].value, cst.SimpleString)
             and _mentions_device(str(call.args[0].value.evaluated_value))
@@ -330,9 +346,11 @@ class DeviceStrings(Pass):
         return cst.FormattedString(parts=[head, *rest], start="f" + quote, end=quote)
 
     def _leave_literal(self, original: Literal, updated: Literal) -> cst.BaseExpression:
+        kind, code = self.kinds.get(original, (None, "TP109"))
+        if kind is Kind.TEMPLATE:
+            return self._template(original) if self.apply(original, code) else updated
         if device_literal(original) is None:
             return updated
-        kind, code = self.kinds.get(original, (None, "TP109"))
         if kind is Kind.IGNORE:
             return updated
         if kind is None:
@@ -341,6 +359,17 @@ class DeviceStrings(Pass):
         if self.apply(original, code):
             return self._replacement(original, kind)
         return updated
+
+    def _template(self, original: cst.SimpleString) -> cst.FormattedString:
+        """ "cuda:{}" -> f"{DEVICE.type}:{{}}": the result is the same template."""
+        rest = str(original.evaluated_value)[len("cuda") :]
+        rest = rest.replace("{", "{{").replace("}", "}}")
+        head = cst.FormattedStringExpression(self.device_type())
+        return cst.FormattedString(
+            parts=[head, cst.FormattedStringText(rest)],
+            start="f" + original.quote,
+            end=original.quote,
+        )
 
     def leave_SimpleString(self, original_node, updated_node):
         return self._leave_literal(original_node, updated_node)

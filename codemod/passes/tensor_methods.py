@@ -6,9 +6,8 @@ import re
 from typing import Set
 
 import libcst as cst
-import libcst.matchers as m
 
-from codemod.passes.base import ACCELERATOR_TORCH, Pass
+from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
 from codemod.rules import Fix, Rule, register
 
 RULES = (
@@ -97,15 +96,18 @@ class TensorMethods(Pass):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         # `x.pin_memory() if <guard> else x` is already guarded (by torchport or by hand).
-        if m.matches(node.body, m.Call(func=m.Attribute(attr=m.Name("pin_memory")))):
+        if (
+            isinstance(node.body, cst.Call)
+            and attribute_name(node.body) == "pin_memory"
+        ):
             self.guarded.add(node.body)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         func = updated_node.func
-        if m.matches(func, m.Attribute(attr=m.Name("cuda"))):
+        if attribute_name(func) == "cuda":
             return self._cuda_call(original_node, updated_node)
         if (
-            m.matches(func, m.Attribute(attr=m.Name("pin_memory")))
+            attribute_name(func) == "pin_memory"
             and not updated_node.args
             and original_node not in self.guarded
         ):
@@ -202,7 +204,8 @@ class TensorMethods(Pass):
             if (
                 arg.keyword is not None
                 and arg.keyword.value == "pin_memory"
-                and m.matches(arg.value, m.Name("True"))
+                and isinstance(arg.value, cst.Name)
+                and arg.value.value == "True"
             ):
                 if not self.apply(arg, "TP203"):
                     return updated

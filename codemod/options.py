@@ -1,0 +1,26 @@
+"""What a rewrite depends on, resolved from flags and configuration.
+
+Kept free of libcst so that the command line starts fast when no file needs parsing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from codemod.rules import Selection, TorchVersion
+
+# The release TorchTPU pins; see README "Target torch".
+DEFAULT_TARGET_TORCH: TorchVersion = (2, 10)
+ACCELERATOR_TORCH: TorchVersion = (2, 6)  # first release with torch.accelerator
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a rewrite depends on, resolved from flags and configuration."""
+
+    target_torch: TorchVersion = DEFAULT_TARGET_TORCH
+    device_name: str = "DEVICE"
+    unsafe_fixes: bool = False
+    selection: Selection = field(default_factory=Selection)
+    device_import: Optional[str] = None  # e.g. "from myproj.runtime import DEVICE"

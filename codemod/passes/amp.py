@@ -1,0 +1,426 @@
+"""TP4xx: automatic mixed precision written against ``torch.cuda.amp``.
+
+``torch.cuda.amp.autocast``, ``GradScaler``, ``custom_fwd`` and ``custom_bwd`` only
+know CUDA (and are deprecated since torch 2.4). Each becomes its device-generic
+``torch.autocast`` / ``torch.amp`` counterpart with the device type passed in, and
+every original argument keeps its meaning. The mapping is the table ``MAPPINGS``.
+Imports from ``torch.cuda.amp`` whose every use was rewritten are removed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple, Union
+
+import libcst as cst
+
+from codemod.passes.base import ACCELERATOR_TORCH, Pass
+from codemod.rules import Fix, Rule, register
+
+RULES = (
+    Rule(
+        "TP401",
+        "cuda-amp-autocast",
+        "`torch.cuda.amp.autocast` only knows CUDA; use `torch.autocast(DEVICE.type)`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.cuda.amp.autocast(...)` (also imported as `autocast`, "
+        "through `from torch.cuda import amp`, or used as a decorator) to "
+        "`torch.autocast(DEVICE.type, ...)`. Positional arguments become keywords: "
+        "the old order is (enabled, dtype, cache_enabled), the new one "
+        "(device_type, dtype, enabled, cache_enabled).",
+        why="`torch.cuda.amp.autocast` enables autocast on CUDA only: elsewhere it "
+        "warns and does nothing. It is deprecated since torch 2.4.",
+        before="with torch.cuda.amp.autocast(use_amp):\n    loss = model(x)",
+        after="with torch.autocast(DEVICE.type, enabled=use_amp):\n    loss = model(x)",
+        safety='Safe: on CUDA `DEVICE.type` is "cuda", and `torch.autocast("cuda")` '
+        "defaults to float16 like `torch.cuda.amp.autocast`. Other devices use "
+        "their own default autocast dtype (bfloat16 on the CPU and on TPU).",
+    ),
+    Rule(
+        "TP402",
+        "cuda-amp-grad-scaler",
+        "`torch.cuda.amp.GradScaler` only knows CUDA; "
+        "use `torch.amp.GradScaler(DEVICE.type)`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.cuda.amp.GradScaler(...)` to "
+        "`torch.amp.GradScaler(DEVICE.type, ...)`. The device goes first, so every "
+        "positional argument keeps its meaning: `GradScaler(2.**16)` becomes "
+        "`GradScaler(DEVICE.type, 2.**16)`, never a scaler for device 65536.0.",
+        why="Without CUDA the CUDA scaler disables itself with a warning. "
+        "`torch.amp.GradScaler` (torch 2.3) scales on the device the program runs "
+        "on; the device binding needs torch 2.6.",
+        before="scaler = torch.cuda.amp.GradScaler(2.0**10)",
+        after="scaler = torch.amp.GradScaler(DEVICE.type, 2.0**10)",
+        safety="Safe: on CUDA it is the same scaler with the same settings.",
+    ),
+    Rule(
+        "TP403",
+        "cuda-amp-custom-function",
+        "`torch.cuda.amp.custom_fwd`/`custom_bwd` only know CUDA; "
+        "use `torch.amp.custom_fwd(device_type=DEVICE.type)`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `@torch.cuda.amp.custom_fwd`, `@torch.cuda.amp.custom_fwd("
+        "cast_inputs=...)` and `@torch.cuda.amp.custom_bwd` to the `torch.amp` "
+        "decorators (torch 2.4) with `device_type=DEVICE.type`.",
+        why="The CUDA decorators follow CUDA autocast only, and are deprecated since "
+        "torch 2.4. `torch.amp.custom_fwd` needs its `device_type` keyword.",
+        before="@staticmethod\n@torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
+        "def forward(ctx, x):\n    ...",
+        after="@staticmethod\n@torch.amp.custom_fwd(device_type=DEVICE.type, "
+        "cast_inputs=torch.float32)\ndef forward(ctx, x):\n    ...",
+        safety="Safe: decorators run at import time, and the binding comes right "
+        "after the imports, before any class body. Where the module's own device "
+        "variable is assigned after the decorated code, the site is only reported.",
+    ),
+    Rule(
+        "TP404",
+        "autocast-gpu-state",
+        "`torch.get_autocast_gpu_dtype()` and `torch.is_autocast_enabled()` ask about "
+        "CUDA only; pass the device type",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.get_autocast_gpu_dtype()` to "
+        "`torch.get_autocast_dtype(DEVICE.type)` and a `torch.is_autocast_enabled()` "
+        "without arguments to `torch.is_autocast_enabled(DEVICE.type)` (torch 2.4).",
+        why="Without arguments both ask about CUDA autocast (deprecated since torch "
+        "2.4), which is never on elsewhere.",
+        before="if torch.is_autocast_enabled():\n    x = x.to(torch.get_autocast_gpu_dtype())",
+        after="if torch.is_autocast_enabled(DEVICE.type):\n"
+        "    x = x.to(torch.get_autocast_dtype(DEVICE.type))",
+        safety="Safe: on CUDA the answers are the same.",
+    ),
+    Rule(
+        "TP405",
+        "cpu-amp-autocast",
+        '`torch.cpu.amp.autocast` is deprecated; use `torch.autocast("cpu")`',
+        Fix.SAFE,
+        None,
+        what='Rewrites `torch.cpu.amp.autocast(...)` to `torch.autocast("cpu", ...)`, '
+        "positional arguments as keywords.",
+        why="`torch.cpu.amp.autocast` is deprecated since torch 2.4.",
+        before="with torch.cpu.amp.autocast():\n    y = model(x)",
+        after='with torch.autocast("cpu"):\n    y = model(x)',
+        safety="Safe: the same CPU autocast, with the same defaults.",
+    ),
+    Rule(
+        "TP406",
+        "cpu-amp-grad-scaler",
+        '`torch.cpu.amp.GradScaler` is deprecated; use `torch.amp.GradScaler("cpu")`',
+        Fix.SAFE,
+        (2, 3),
+        what='Rewrites `torch.cpu.amp.GradScaler(...)` to `torch.amp.GradScaler("cpu", '
+        "...)`, the device first so positional arguments keep their meaning.",
+        why="`torch.cpu.amp.GradScaler` is deprecated since torch 2.4.",
+        before="scaler = torch.cpu.amp.GradScaler()",
+        after='scaler = torch.amp.GradScaler("cpu")',
+        safety="Safe: the same CPU scaler.",
+    ),
+    Rule(
+        "TP407",
+        "grad-scaler-default-device",
+        "`torch.amp.GradScaler()` without a device scales for CUDA; "
+        "pass `DEVICE.type`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Adds `DEVICE.type` as the first argument of a `torch.amp.GradScaler` "
+        "(or `torch.GradScaler`) given no device.",
+        why='The device parameter defaults to "cuda": without CUDA the scaler '
+        "disables itself with a warning.",
+        before="scaler = torch.amp.GradScaler(init_scale=1024.0)",
+        after="scaler = torch.amp.GradScaler(DEVICE.type, init_scale=1024.0)",
+        safety="Safe: on CUDA it is the same scaler.",
+    ),
+    Rule(
+        "TP409",
+        "cuda-amp-by-hand",
+        "`torch.cuda.amp` used in a way torchport cannot rewrite; "
+        "use `torch.autocast`/`torch.amp` with `DEVICE.type`",
+        Fix.NONE,
+        None,
+        what="Reports `torch.cuda.amp` names that are not simply called: passed around, "
+        "subclassed, called with `*args`, or not mapped at all.",
+        why="Their meaning depends on how they are used later, so no rewrite is sure "
+        "to keep it.",
+        before="scaler_class = torch.cuda.amp.GradScaler",
+        after="scaler_class = functools.partial(torch.amp.GradScaler, DEVICE.type)",
+        safety="No automatic fix.",
+    ),
+)
+register(*RULES)
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """How one old AMP callable becomes its device-generic counterpart."""
+
+    code: str
+    target: Optional[str]  # the new callee, a template (None: keep the callee)
+    device: str  # the device argument, a template
+    device_keyword: Optional[str] = None  # pass the device by this keyword
+    # The old positional parameters, when the new callable orders them differently:
+    # positional arguments then become these keywords.
+    positional: Optional[Tuple[str, ...]] = None
+    # A generic callable whose first parameter, of this name, is the device and
+    # defaults to CUDA: only calls that leave it out are sites.
+    device_parameter: Optional[str] = None
+    decorator: bool = False  # may be used as a bare decorator (@custom_fwd)
+
+
+AUTOCAST_ARGS = ("enabled", "dtype", "cache_enabled")
+_CUDA_AUTOCAST = Mapping(
+    "TP401", "{torch}.autocast", "{device}.type", None, AUTOCAST_ARGS
+)
+_CUDA_SCALER = Mapping("TP402", "{torch}.amp.GradScaler", "{device}.type")
+_CPU_AUTOCAST = Mapping("TP405", "{torch}.autocast", '"cpu"', None, AUTOCAST_ARGS)
+
+
+def _custom(name: str) -> Mapping:
+    return Mapping(
+        "TP403", "{torch}.amp." + name, "{device}.type", "device_type", decorator=True
+    )
+
+
+MAPPINGS: Dict[str, Mapping] = {
+    "torch.cuda.amp.autocast": _CUDA_AUTOCAST,
+    "torch.cuda.amp.autocast_mode.autocast": _CUDA_AUTOCAST,
+    "torch.cuda.amp.GradScaler": _CUDA_SCALER,
+    "torch.cuda.amp.grad_scaler.GradScaler": _CUDA_SCALER,
+    "torch.cuda.amp.custom_fwd": _custom("custom_fwd"),
+    "torch.cuda.amp.autocast_mode.custom_fwd": _custom("custom_fwd"),
+    "torch.cuda.amp.custom_bwd": _custom("custom_bwd"),
+    "torch.cuda.amp.autocast_mode.custom_bwd": _custom("custom_bwd"),
+    "torch.get_autocast_gpu_dtype": Mapping(
+        "TP404", "{torch}.get_autocast_dtype", "{device}.type"
+    ),
+    "torch.is_autocast_enabled": Mapping(
+        "TP404", None, "{device}.type", device_parameter="device_type"
+    ),
+    "torch.cpu.amp.autocast": _CPU_AUTOCAST,
+    "torch.cpu.amp.autocast_mode.autocast": _CPU_AUTOCAST,
+    "torch.cpu.amp.GradScaler": Mapping("TP406", "{torch}.amp.GradScaler", '"cpu"'),
+    "torch.cpu.amp.grad_scaler.GradScaler": Mapping(
+        "TP406", "{torch}.amp.GradScaler", '"cpu"'
+    ),
+}
+for _name in (
+    "torch.amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler",
+    "torch.GradScaler",
+):
+    MAPPINGS[_name] = Mapping("TP407", None, "{device}.type", device_parameter="device")
+# Generic names: not reported when merely referenced.
+GENERIC = {name for name, mapping in MAPPINGS.items() if mapping.device_parameter}
+AMP_MODULES = ("torch.cuda.amp", "torch.cpu.amp")
+
+
+def _is_amp_name(name: Optional[str]) -> bool:
+    return bool(name) and (
+        name in MAPPINGS
+        or any(name == m or name.startswith(m + ".") for m in AMP_MODULES)
+    )
+
+
+def _leaves_out_device(mapping: Mapping, call: cst.Call) -> bool:
+    """False for a generic callable already given its device (or maybe given it)."""
+    if mapping.device_parameter is None:
+        return True
+    return not any(
+        a.star or a.keyword is None or a.keyword.value == mapping.device_parameter
+        for a in call.args
+    )
+
+
+def _dotted(node: Union[cst.Attribute, cst.Name, None]) -> str:
+    return cst.Module([]).code_for_node(node) if node is not None else ""
+
+
+_NO_SPACE = cst.SimpleWhitespace("")
+
+
+def _keyword(name: str, value: cst.BaseExpression, comma) -> cst.Arg:
+    return cst.Arg(
+        value=value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(whitespace_before=_NO_SPACE, whitespace_after=_NO_SPACE),
+        comma=comma,
+    )
+
+
+class Amp(Pass):
+    RULES = RULES
+    TRIGGER = re.compile(r"\bamp\b|autocast|GradScaler")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.handled: Set[cst.CSTNode] = set()  # callees and decorators seen whole
+        self.function_depth = 0
+        # A user's device variable (reused as the binding) may be assigned below code
+        # that runs at import time.
+        self.binding_line = 0 if context.options.device_import else context.binding_line
+
+    def _count_rewritten(self, head: cst.BaseExpression) -> None:
+        """A use of an imported amp name was rewritten: its import goes if nothing
+        uses it once every pass has run (a user's dead import is never touched)."""
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name) or not _is_amp_name(
+            self.qualified_name(head)
+        ):
+            return  # `torch` itself is never an import to remove
+        form = self.context.facts.import_forms.get(head.value)
+        if form is not None:
+            self.drop_import_if_unused(*form)
+
+    # -- names inside imports are not uses -------------------------------------
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    # -- code that runs at import time ----------------------------------------
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.function_depth += 1
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.function_depth -= 1
+
+    def _before_binding(self, node: cst.CSTNode) -> bool:
+        """Run at import time above the (reused) device variable's assignment."""
+        line, _ = self.position(node)
+        return self.function_depth == 0 and line < self.binding_line
+
+    # -- references that are neither called nor decorators --------------------
+    def _reference(self, node: Union[cst.Name, cst.Attribute]) -> bool:
+        if node in self.handled:
+            return False
+        name = self.qualified_name(node)
+        if _is_amp_name(name) and name not in GENERIC:
+            self.report(
+                node,
+                "TP409",
+                f"`{name}` used without being called: "
+                "replace it by hand with its `torch.amp` counterpart",
+            )
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        return self._reference(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self._reference(node)
+
+    # -- calls and decorators -------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.callee(node) in MAPPINGS:
+            self.handled.add(node.func)
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        mapping = MAPPINGS.get(self.qualified_name(node.decorator) or "")
+        if mapping is not None and mapping.decorator:
+            self.handled.add(node.decorator)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        mapping = MAPPINGS.get(self.callee(original_node) or "")
+        if mapping is None or not _leaves_out_device(mapping, original_node):
+            return updated_node
+        if not self._keeps_meaning(mapping, updated_node.args):
+            self.report(
+                original_node,
+                "TP409",
+                "`*args` cannot be matched to the "
+                "new parameters: pass them by keyword, then run torchport",
+            )
+            return updated_node
+        if not self._decide(original_node, mapping):
+            return updated_node
+        args = self._arguments(mapping, list(updated_node.args))
+        if mapping.target is not None:
+            self._count_rewritten(original_node.func)
+            updated_node = updated_node.with_changes(func=self.expr(mapping.target))
+        return updated_node.with_changes(args=args)
+
+    def leave_Decorator(self, original_node: cst.Decorator, updated_node):
+        expression = original_node.decorator
+        if not isinstance(expression, (cst.Name, cst.Attribute)):
+            return updated_node
+        mapping = MAPPINGS.get(self.qualified_name(expression) or "")
+        if mapping is None or not mapping.decorator:
+            return updated_node
+        if not self._decide(expression, mapping):
+            return updated_node
+        self._count_rewritten(expression)
+        call = cst.Call(
+            func=self.expr(mapping.target), args=self._arguments(mapping, [])
+        )
+        return updated_node.with_changes(decorator=call)
+
+    def _decide(self, node: cst.CSTNode, mapping: Mapping) -> bool:
+        if "{device}" in mapping.device and self._before_binding(node):
+            name = self.context.device_name
+            self.report(
+                node,
+                mapping.code,
+                f"runs at import time, before `{name}` "
+                f"is assigned: move the `{name} = ...` line above it",
+            )
+            return False
+        return self.apply(node, mapping.code)
+
+    @staticmethod
+    def _keeps_meaning(mapping: Mapping, args) -> bool:
+        """Positional arguments can be named only when none is ``*args``."""
+        if mapping.positional is None:
+            return True
+        positional = [a for a in args if a.keyword is None and a.star != "**"]
+        return not any(a.star for a in positional) and len(positional) <= len(
+            mapping.positional
+        )
+
+    def _arguments(self, mapping: Mapping, args: List[cst.Arg]) -> List[cst.Arg]:
+        """The new argument list: the device added, positional ones named if needed."""
+        device = self.expr(mapping.device)
+        positional = [a for a in args if a.keyword is None and a.star != "**"]
+        keywords = [a for a in args if a not in positional]
+        if mapping.positional is not None:
+            positional = [
+                _keyword(name, a.value, a.comma)
+                for name, a in zip(mapping.positional, positional)
+            ]
+        rest = positional + keywords
+        # The new argument takes the comma of the first old one: multi-line calls stay
+        # one argument per line.
+        first_comma = rest[0].comma if rest else cst.MaybeSentinel.DEFAULT
+        comma = (
+            first_comma
+            if isinstance(first_comma, cst.Comma)
+            else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
+        if mapping.device_keyword is None:
+            new = [cst.Arg(device, comma=comma if rest else cst.MaybeSentinel.DEFAULT)]
+            result = new + rest
+        else:
+            at = len([a for a in rest if a.keyword is None and not a.star])
+            keyword = _keyword(
+                mapping.device_keyword, device, cst.MaybeSentinel.DEFAULT
+            )
+            result = rest[:at] + [keyword] + rest[at:]
+        return _with_commas(result)
+
+
+def _with_commas(args: List[cst.Arg]) -> List[cst.Arg]:
+    """A comma after every argument but the last (which keeps its own, if any)."""
+    fixed = []
+    for position, arg in enumerate(args):
+        last = position == len(args) - 1
+        if not last and not isinstance(arg.comma, cst.Comma):
+            arg = arg.with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            )
+        fixed.append(arg)
+    return fixed

@@ -1,0 +1,323 @@
+#!/usr/bin/env python
+"""Time torchport against its floors on the same files, in the same run.
+
+Usage::
+
+    python scripts/benchmark.py FOLDER [FOLDER ...] [--repeats 3] [--torchport CMD]
+                                [--nocuda-files 300] [--jobs 2] [--json]
+
+For each FOLDER, every measurement below is run ``--repeats`` times, interleaved (one round of
+all measurements, then the next round), and the median wall time is reported:
+
+``grep``          ``grep -rl --include=*.py cuda FOLDER`` (the floor)
+``startup``       ``python -c pass`` (interpreter start-up)
+``parse x1``      a subprocess that ``libcst.parse_module``s every ``*.py`` file whose bytes
+                  contain ``b"cuda"``, in one process
+``parse x2``      the same with a 2-process ``multiprocessing`` pool (torchport's ``--jobs 2``)
+``torchport``     ``torchport --check --jobs 2 COPY`` on a copy of FOLDER
+``torchfix``      ``torchfix -j 2 COPY`` when ``torchfix`` is on PATH
+``one file``      ``torchport --check FILE`` on the single largest CUDA file (pre-commit-like)
+
+and once per run, on a generated tree of ``--nocuda-files`` plain Python files that never say
+"cuda": ``nocuda grep`` and ``nocuda torchport``.
+
+Ratios printed: torchport / parse x2 (the LibCST floor), torchfix / torchport,
+nocuda torchport / (nocuda grep + startup).  Peak RSS is the largest resident set of torchport
+or any of its worker processes (``getrusage(RUSAGE_CHILDREN)`` in a fresh wrapper process).
+
+The default command is ``torchport`` when on PATH, else ``<python> -m codemod`` with the
+repository root on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+PARSE_SCRIPT = textwrap.dedent("""
+    import multiprocessing, os, sys
+    import libcst
+
+    def parse(path):
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            libcst.parse_module(data)
+            return 1
+        except Exception:
+            return 0
+
+    def main(root, jobs):
+        paths = []
+        for d, dirs, files in os.walk(root):
+            dirs[:] = [x for x in dirs if x not in (".git", "__pycache__")]
+            for f in files:
+                if f.endswith(".py"):
+                    p = os.path.join(d, f)
+                    with open(p, "rb") as fh:
+                        if b"cuda" in fh.read():
+                            paths.append(p)
+        if jobs > 1:
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                n = sum(pool.map(parse, paths, chunksize=1))
+        else:
+            n = sum(map(parse, paths))
+        print(n, len(paths))
+
+    main(sys.argv[1], int(sys.argv[2]))
+    """)
+
+RSS_WRAPPER = textwrap.dedent("""
+    import resource, subprocess, sys
+    rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL).returncode
+    print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)
+    """)
+
+
+def default_command() -> list[str]:
+    exe = shutil.which("torchport")
+    return [exe] if exe else [sys.executable, "-m", "codemod"]
+
+
+def make_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def timed(cmd: list[str], env: dict, timeout: float) -> tuple[float, int | str]:
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(
+            cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            timeout=timeout,
+        )
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        rc = "timeout"
+    return time.perf_counter() - t0, rc
+
+
+def peak_rss_mib(cmd: list[str], env: dict, timeout: float) -> float | None:
+    try:
+        p = subprocess.run(
+            [sys.executable, "-c", RSS_WRAPPER, *cmd],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
+        return int(p.stdout.split()[0]) / 1024
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
+def generate_nocuda_tree(root: Path, n: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    for i in range(n):
+        pkg = root / f"pkg{i % 10}"
+        pkg.mkdir(parents=True, exist_ok=True)
+        body = [f'"""Module {i}: plain numerical helpers."""', "import math", ""]
+        for j in range(rng.randint(5, 15)):
+            body += [
+                f"def func_{j}(x, y={j}):",
+                f'    """Return a mix of x and y (helper {j})."""',
+                "    total = 0",
+                f"    for k in range({rng.randint(2, 20)}):",
+                "        total += math.sin(x * k) + y",
+                "    return total",
+                "",
+                "",
+                f"class Thing{j}:",
+                "    def __init__(self, value):",
+                "        self.value = value",
+                "",
+                "    def scaled(self, factor=2.0):",
+                "        return [self.value * factor for _ in range(3)]",
+                "",
+                "",
+            ]
+        (pkg / f"mod{i}.py").write_text("\n".join(body))
+
+
+def py_files(root: Path) -> list[Path]:
+    out = []
+    for d, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if x not in (".git", "__pycache__")]
+        out += [Path(d, f) for f in files if f.endswith(".py")]
+    return out
+
+
+def bench_folder(folder: Path, args, cmd: list[str], env: dict) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix=f"bench-{folder.name}-"))
+    try:
+        copy = tmp / folder.name
+        shutil.copytree(
+            folder, copy, symlinks=True, ignore=shutil.ignore_patterns(".git")
+        )
+        files = py_files(copy)
+        cuda_files = [p for p in files if b"cuda" in p.read_bytes()]
+        biggest = max(cuda_files, key=lambda p: p.stat().st_size, default=None)
+        py = sys.executable
+        measures: dict[str, list[str]] = {
+            "grep": ["grep", "-rl", "--include=*.py", "cuda", str(copy)],
+            "startup": [py, "-c", "pass"],
+            "parse x1": [py, "-c", PARSE_SCRIPT, str(copy), "1"],
+            "parse x2": [py, "-c", PARSE_SCRIPT, str(copy), "2"],
+            "torchport": [*cmd, "--check", "--jobs", str(args.jobs), str(copy)],
+        }
+        torchfix = shutil.which("torchfix")
+        if torchfix:
+            measures["torchfix"] = [torchfix, "-j", str(args.jobs), str(copy)]
+        if biggest is not None:
+            measures["one file"] = [*cmd, "--check", str(biggest)]
+        times: dict[str, list[float]] = {k: [] for k in measures}
+        rcs: dict[str, set] = {k: set() for k in measures}
+        for _ in range(args.repeats):
+            for name, c in measures.items():
+                dt, rc = timed(c, env, args.timeout)
+                times[name].append(dt)
+                rcs[name].add(rc)
+        result = {
+            "folder": str(folder),
+            "py_files": len(files),
+            "cuda_files": len(cuda_files),
+            "one_file": str(biggest.relative_to(copy)) if biggest else None,
+            "median_s": {k: statistics.median(v) for k, v in times.items()},
+            "rc": {k: sorted(map(str, v)) for k, v in rcs.items()},
+            "peak_rss_mib": peak_rss_mib(measures["torchport"], env, args.timeout),
+        }
+        m = result["median_s"]
+        result["ratios"] = {
+            "torchport/parse_x2": m["torchport"] / m["parse x2"],
+            "torchport/parse_x1": m["torchport"] / m["parse x1"],
+            "torchport/grep": m["torchport"] / m["grep"],
+        }
+        if "torchfix" in m:
+            result["ratios"]["torchfix/torchport"] = m["torchfix"] / m["torchport"]
+        return result
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench_nocuda(args, cmd: list[str], env: dict) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-nocuda-"))
+    try:
+        generate_nocuda_tree(tmp, args.nocuda_files)
+        assert not any(b"cuda" in p.read_bytes() for p in py_files(tmp))
+        measures = {
+            "nocuda grep": ["grep", "-rl", "--include=*.py", "cuda", str(tmp)],
+            "startup": [sys.executable, "-c", "pass"],
+            "nocuda torchport": [*cmd, "--check", "--jobs", str(args.jobs), str(tmp)],
+        }
+        times: dict[str, list[float]] = {k: [] for k in measures}
+        rcs: dict[str, set] = {k: set() for k in measures}
+        for _ in range(args.repeats):
+            for name, c in measures.items():
+                dt, rc = timed(c, env, args.timeout)
+                times[name].append(dt)
+                rcs[name].add(rc)
+        m = {k: statistics.median(v) for k, v in times.items()}
+        return {
+            "files": args.nocuda_files,
+            "median_s": m,
+            "rc": {k: sorted(map(str, v)) for k, v in rcs.items()},
+            "ratios": {
+                "nocuda_torchport/(grep+startup)": m["nocuda torchport"]
+                / (m["nocuda grep"] + m["startup"])
+            },
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_report(results: list[dict], nocuda: dict) -> None:
+    names = [
+        "grep",
+        "startup",
+        "parse x1",
+        "parse x2",
+        "torchport",
+        "torchfix",
+        "one file",
+    ]
+    names = [n for n in names if any(n in r["median_s"] for r in results)]
+    head = ["project", "py files", "cuda files", *[f"{n} s" for n in names]]
+    head += ["tp/parse x2", "tf/tp", "peak RSS MiB", "torchport rc"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join("---" for _ in head) + "|")
+    for r in results:
+        m, q = r["median_s"], r["ratios"]
+        cells = [Path(r["folder"]).name, str(r["py_files"]), str(r["cuda_files"])]
+        cells += [f"{m[n]:.3f}" if n in m else "-" for n in names]
+        cells.append(f"{q['torchport/parse_x2']:.2f}")
+        cells.append(
+            f"{q['torchfix/torchport']:.2f}" if "torchfix/torchport" in q else "-"
+        )
+        rss = r["peak_rss_mib"]
+        cells.append(f"{rss:.0f}" if rss else "-")
+        cells.append("/".join(r["rc"]["torchport"]))
+        print("| " + " | ".join(cells) + " |")
+    m = nocuda["median_s"]
+    print()
+    print(
+        f"no-CUDA tree ({nocuda['files']} files): torchport {m['nocuda torchport']:.3f} s, "
+        f"grep {m['nocuda grep']:.3f} s, startup {m['startup']:.3f} s; "
+        f"torchport/(grep+startup) = "
+        f"{nocuda['ratios']['nocuda_torchport/(grep+startup)']:.2f} "
+        f"(torchport rc {'/'.join(nocuda['rc']['nocuda torchport'])})"
+    )
+    for r in results:
+        if r.get("one_file"):
+            print(
+                f"single file ({Path(r['folder']).name}/{r['one_file']}): "
+                f"{r['median_s']['one file']:.3f} s"
+            )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folders", nargs="+", type=Path)
+    ap.add_argument("--repeats", "-n", type=int, default=3)
+    ap.add_argument("--torchport", default=None, help="command (default: torchport)")
+    ap.add_argument("--args", default="", help="extra torchport arguments")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--nocuda-files", type=int, default=300)
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    cmd = shlex.split(args.torchport) if args.torchport else default_command()
+    cmd += shlex.split(args.args)
+    env = make_env()
+    results = [bench_folder(f.resolve(), args, cmd, env) for f in args.folders]
+    nocuda = bench_nocuda(args, cmd, env)
+    if args.json:
+        print(json.dumps({"folders": results, "nocuda": nocuda}, indent=1))
+    else:
+        print(f"command: {shlex.join(cmd)}; median of {args.repeats}, interleaved")
+        print_report(results, nocuda)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

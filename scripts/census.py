@@ -1,0 +1,395 @@
+#!/usr/bin/env python
+"""Census of CUDA-specific sites in Python source, independent of the codemod package.
+
+Uses only the standard library (``ast``), so it can judge torchport's output without sharing
+its bugs.  A *site* is one of these kinds:
+
+``device-string``   a string constant equal to ``"cuda"`` or matching ``^cuda:\\d+$``
+                    (docstrings and dict keys are skipped)
+``device-format``   ``"cuda:{}"`` / ``"cuda:%d"`` style templates (``.format`` / ``%``)
+``device-fstring``  an f-string whose text starts with ``cuda:``
+``.cuda()``         a ``.cuda(...)`` method call
+``.is_cuda``        the ``.is_cuda`` attribute
+``pin_memory``      a ``.pin_memory(...)`` call or a ``pin_memory=True`` keyword argument,
+                    unless guarded by ``if torch.accelerator.is_available()`` / ``!= "cpu"``
+``dataloader-pin``  ``pin_memory=True`` given to a ``...DataLoader(...)`` (portable since
+                    torch 2.7: it pins for the current accelerator and only warns on CPU)
+``torch.cuda``      any name or attribute chain resolving to ``torch.cuda`` or below, including
+                    ``from torch.cuda... import ...`` statements
+``backend-flag``    ``torch.backends.cudnn.*`` and ``torch.backends.cuda.*``
+``nccl``            the string ``"nccl"`` (not as a dict key), ``Backend.NCCL``,
+                    ``torch.distributed.is_nccl_available``
+``env-var``         the string ``"CUDA_VISIBLE_DEVICES"``
+``vendor-import``   ``import pynvml`` / ``import apex`` (and ``from`` forms)
+``cuda-extension``  ``torch.utils.cpp_extension.CUDAExtension``
+``profiler-cuda``   ``ProfilerActivity.CUDA``
+
+Names are resolved through a small per-file import map (``import torch as th``,
+``from torch import cuda``, ``from torch.cuda import amp``,
+``from torch.cuda.amp import GradScaler``, ``import torch.backends.cudnn as cudnn``...).
+
+Command line::
+
+    python scripts/census.py PATH [PATH ...] [--json] [--summary]
+
+prints ``path:line:col: KIND snippet`` (col is 1-based) or, with ``--json``, a JSON list of
+``{path, line, col, kind, snippet}``.  Files that fail to parse are reported on stderr as
+``path: error: ...`` and make the exit status 2; otherwise the exit status is 0.
+
+As a library::
+
+    from census import census, census_source
+    sites = census(["some/folder"])          # list[Site]
+    sites, errors = run_census(["some/folder"])
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+DEVICE_RE = re.compile(r"^cuda(:\d+)?$")
+DEVICE_FORMAT_RE = re.compile(r"^cuda:(\{[^{}]*\}|%[ds])$")
+# Raw-byte pre-filter: a file with none of these (lower-cased) cannot contain a site.
+PREFILTER = (b"cuda", b"nccl", b"pin_memory", b"pynvml", b"apex")
+GUARD_RE = re.compile(r"accelerator\.is_available\(\)|!=\s*['\"]cpu['\"]")
+SKIP_DIRS = {
+    ".git",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+    "node_modules",
+}
+VENDOR_MODULES = {"pynvml", "apex"}
+
+
+@dataclass(frozen=True)
+class Site:
+    path: str
+    line: int
+    col: int  # 1-based
+    kind: str
+    snippet: str = ""
+
+    def format(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.kind} {self.snippet}"
+
+
+@dataclass(frozen=True)
+class ParseError:
+    path: str
+    message: str
+
+
+def iter_py_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
+    """Yield ``*.py`` files under ``paths`` (files are yielded as given), sorted."""
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            found = []
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+                found.extend(Path(root, f) for f in files if f.endswith(".py"))
+            yield from sorted(found)
+        else:
+            yield p
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(
+            node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                ids.add(id(body[0].value))
+    return ids
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return None
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, path: str, source: str):
+        self.path = path
+        self.source = source
+        self.lines = source.splitlines()
+        self.sites: list[Site] = []
+        self.imports: dict[str, str] = {}
+        self.skip: set[int] = set()
+        self.parents: dict[int, ast.AST] = {}
+
+    # -- helpers ----------------------------------------------------------------------------
+    def add(self, node: ast.AST, kind: str) -> None:
+        line = getattr(node, "lineno", 0)
+        col = getattr(node, "col_offset", 0) + 1
+        snippet = ""
+        if 0 < line <= len(self.lines):
+            end_col = getattr(node, "end_col_offset", None)
+            text = self.lines[line - 1]
+            if getattr(node, "end_lineno", line) == line and end_col is not None:
+                snippet = text[col - 1 : end_col]
+            else:
+                snippet = text[col - 1 :].rstrip() + " ..."
+        if len(snippet) > 70:
+            snippet = snippet[:67] + "..."
+        self.sites.append(Site(self.path, line, col, kind, snippet))
+
+    def qualify(self, parts: list[str]) -> str:
+        head = self.imports.get(parts[0], parts[0])
+        return ".".join([head, *parts[1:]])
+
+    # -- imports ----------------------------------------------------------------------------
+    def collect_imports(self, tree: ast.AST) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.imports[a.asname] = a.name
+                    else:
+                        top = a.name.split(".")[0]
+                        self.imports.setdefault(top, top)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    if a.name != "*":
+                        self.imports[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            top = a.name.split(".")[0]
+            if top in VENDOR_MODULES:
+                self.add(node, "vendor-import")
+            elif a.name == "torch.cuda" or a.name.startswith("torch.cuda."):
+                self.add(node, "torch.cuda")
+            elif a.name.startswith(("torch.backends.cudnn", "torch.backends.cuda")):
+                self.add(node, "backend-flag")
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = node.module or ""
+        if node.level:
+            return
+        if mod.split(".")[0] in VENDOR_MODULES:
+            self.add(node, "vendor-import")
+            return
+        full = [f"{mod}.{a.name}" for a in node.names]
+        if any(f == "torch.cuda" or f.startswith("torch.cuda.") for f in full):
+            self.add(node, "torch.cuda")
+        elif any(
+            f.startswith(("torch.backends.cudnn", "torch.backends.cuda")) for f in full
+        ):
+            self.add(node, "backend-flag")
+        elif any(f.endswith(".CUDAExtension") for f in full):
+            self.add(node, "cuda-extension")
+
+    # -- names and attributes ---------------------------------------------------------------
+    def classify_qualname(self, q: str) -> str | None:
+        if q == "torch.cuda" or q.startswith("torch.cuda."):
+            return "torch.cuda"
+        if q.startswith(("torch.backends.cudnn", "torch.backends.cuda")):
+            nxt = q[len("torch.backends.") :].split(".")[0]
+            if nxt in ("cudnn", "cuda"):
+                return "backend-flag"
+        if q.endswith(".CUDAExtension") or q == "CUDAExtension":
+            return "cuda-extension"
+        if q.endswith("ProfilerActivity.CUDA"):
+            return "profiler-cuda"
+        if q.endswith("Backend.NCCL") or q.endswith("distributed.is_nccl_available"):
+            return "nccl"
+        return None
+
+    def _is_outer(self, node: ast.AST) -> bool:
+        parent = self.parents.get(id(node))
+        return not (isinstance(parent, ast.Attribute) and parent.value is node)
+
+    def _guarded(self, node: ast.AST) -> bool:
+        """True when ``node`` sits in the body of an ``if``/conditional expression whose test
+        checks for an accelerator (``torch.accelerator.is_available()``, ``... != "cpu"``),
+        the portable guard for calls that raise on the CPU."""
+        child, parent = node, self.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                in_body = (
+                    child is parent.body
+                    if isinstance(parent, ast.IfExp)
+                    else child in parent.body
+                )
+                if in_body and GUARD_RE.search(ast.unparse(parent.test)):
+                    return True
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return False
+            child, parent = parent, self.parents.get(id(parent))
+        return False
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr == "is_cuda":
+            self.add(node, ".is_cuda")
+        parts = _dotted(node)
+        if parts is not None and self._is_outer(node):
+            kind = self.classify_qualname(self.qualify(parts))
+            if kind:
+                self.add(node, kind)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if self._is_outer(node) and node.id in self.imports:
+            kind = self.classify_qualname(self.imports[node.id])
+            if kind:
+                self.add(node, kind)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        f = node.func
+        if isinstance(f, ast.Attribute):
+            parts = _dotted(f)
+            q = self.qualify(parts) if parts else ""
+            if f.attr == "cuda" and not q.startswith("torch."):
+                self.add(f, ".cuda()")
+            elif f.attr == "pin_memory" and not self._guarded(node):
+                self.add(f, "pin_memory")
+        callee = _dotted(f) or [""]
+        for kw in node.keywords:
+            if (
+                kw.arg == "pin_memory"
+                and isinstance(kw.value, ast.Constant)
+                and kw.value.value is True
+                and not self._guarded(node)
+            ):
+                loader = callee[-1].endswith("DataLoader")
+                self.add(kw, "dataloader-pin" if loader else "pin_memory")
+        self.generic_visit(node)
+
+    # -- strings ----------------------------------------------------------------------------
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for k in node.keys:
+            if isinstance(k, ast.Constant):
+                self.skip.add(id(k))
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        first = node.values[0] if node.values else None
+        if (
+            isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+            and first.value.startswith("cuda:")
+        ):
+            self.add(node, "device-fstring")
+        # the constant pieces of an f-string are not strings of their own
+        for v in node.values:
+            if isinstance(v, ast.FormattedValue):
+                self.visit(v.value)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        v = node.value
+        if not isinstance(v, str):
+            return
+        if v == "CUDA_VISIBLE_DEVICES":
+            self.add(node, "env-var")
+            return
+        if id(node) in self.skip:
+            return
+        if DEVICE_RE.match(v):
+            self.add(node, "device-string")
+        elif DEVICE_FORMAT_RE.match(v):
+            self.add(node, "device-format")
+        elif v == "nccl":
+            self.add(node, "nccl")
+
+    def run(self, tree: ast.AST) -> list[Site]:
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[id(child)] = parent
+        self.collect_imports(tree)
+        self.skip |= _docstring_nodes(tree)
+        self.visit(tree)
+        self.sites.sort(key=lambda s: (s.line, s.col, s.kind))
+        return self.sites
+
+
+def census_source(source: str, path: str = "<string>") -> list[Site]:
+    """Sites in one source string.  Raises SyntaxError/ValueError on unparsable input."""
+    tree = ast.parse(source, filename=path)
+    return _Visitor(path, source).run(tree)
+
+
+def read_source(path: Path) -> str:
+    data = path.read_bytes()
+    import io
+    import tokenize
+
+    return tokenize.TextIOWrapper(io.BytesIO(data)).read() if data else ""
+
+
+def run_census(
+    paths: Iterable[str | os.PathLike], prefilter: bool = True
+) -> tuple[list[Site], list[ParseError]]:
+    sites: list[Site] = []
+    errors: list[ParseError] = []
+    for f in iter_py_files(paths):
+        try:
+            data = f.read_bytes()
+        except OSError as e:
+            errors.append(ParseError(str(f), f"unreadable: {e}"))
+            continue
+        if prefilter and not any(m in data.lower() for m in PREFILTER):
+            continue
+        try:
+            source = read_source(f)
+            sites.extend(census_source(source, str(f)))
+        except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as e:
+            errors.append(ParseError(str(f), f"{type(e).__name__}: {e}"))
+    return sites, errors
+
+
+def census(paths: Iterable[str | os.PathLike]) -> list[Site]:
+    """Sites in files/folders ``paths``; files that do not parse are skipped
+    (use :func:`run_census` to get them)."""
+    return run_census(paths)[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("paths", nargs="+")
+    ap.add_argument("--json", action="store_true", help="JSON list of sites")
+    ap.add_argument("--summary", action="store_true", help="counts per kind at the end")
+    args = ap.parse_args(argv)
+    sites, errors = run_census(args.paths)
+    if args.json:
+        print(json.dumps([asdict(s) for s in sites], indent=1))
+    else:
+        for s in sites:
+            print(s.format())
+        if args.summary:
+            counts = Counter(s.kind for s in sites)
+            print(f"# {len(sites)} sites in {len({s.path for s in sites})} files")
+            for k, n in counts.most_common():
+                print(f"#   {k:15} {n}")
+    for e in errors:
+        print(f"{e.path}: error: {e.message}", file=sys.stderr)
+    return 2 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""Tests for scripts/census.py (the stdlib-only CUDA site census)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from census import census, census_source, run_census  # noqa: E402
+
+
+def kinds(src):
+    return [(s.line, s.kind) for s in census_source(textwrap.dedent(src))]
+
+
+def test_device_strings_and_fstrings():
+    src = """
+    import torch
+    a = torch.device("cuda")
+    b = "cuda:1"
+    c = f"cuda:{rank}"
+    d = "cudaX"
+    e = "cuda:x"
+    f = 'cuda:{}'.format(rank)
+    g = f"{prefix}cuda:0"
+    """
+    assert kinds(src) == [
+        (3, "device-string"),
+        (4, "device-string"),
+        (5, "device-fstring"),
+        (8, "device-format"),
+    ]
+
+
+def test_docstrings_are_ignored():
+    src = '''
+    """cuda"""
+    def f():
+        """cuda:0"""
+        return 1
+    class C:
+        "cuda"
+        x = "cuda"
+    '''
+    assert kinds(src) == [(8, "device-string")]
+
+
+def test_dict_keys_ignored_but_values_counted():
+    src = """
+    m = {"cuda": 1, "nccl": 2, "k": "cuda"}
+    """
+    sites = census_source(textwrap.dedent(src))
+    assert [(s.kind, s.col) for s in sites] == [("device-string", 33)]
+
+
+def test_aliases_resolve_torch_cuda():
+    src = """
+    import torch as th
+    from torch import cuda
+    from torch.cuda import amp
+    from torch.cuda.amp import GradScaler
+    import torch.backends.cudnn as cudnn
+    th.cuda.synchronize()
+    cuda.empty_cache()
+    amp.autocast()
+    s = GradScaler()
+    cudnn.benchmark = True
+    th.backends.cuda.matmul.allow_tf32 = False
+    """
+    got = kinds(src)
+    assert got == [
+        (3, "torch.cuda"),
+        (4, "torch.cuda"),
+        (5, "torch.cuda"),
+        (6, "backend-flag"),
+        (7, "torch.cuda"),
+        (8, "torch.cuda"),
+        (9, "torch.cuda"),
+        (10, "torch.cuda"),
+        (11, "backend-flag"),
+        (12, "backend-flag"),
+    ]
+
+
+def test_chain_reported_once_at_outermost_attribute():
+    src = "import torch\nx = torch.cuda.get_device_properties(0).total_memory\n"
+    sites = census_source(src)
+    assert len(sites) == 1
+    assert sites[0].snippet == "torch.cuda.get_device_properties"
+    assert (sites[0].line, sites[0].col) == (2, 5)
+
+
+def test_unrelated_names_are_not_sites():
+    src = """
+    import torch
+    cuda_version = "12.1"
+    torch.cuda_thing = 1
+    mycuda.is_available()
+    print("running on cuda")
+    x = torch.device("cpu")
+    """
+    assert kinds(src) == []
+
+
+def test_methods_attributes_and_keywords():
+    src = """
+    import torch
+    x = torch.ones(2).cuda()
+    y = x.cuda(non_blocking=True)
+    if x.is_cuda:
+        z = x.pin_memory()
+    loader = DataLoader(ds, pin_memory=True)
+    loader2 = DataLoader(ds, pin_memory=False)
+    """
+    assert kinds(src) == [
+        (3, ".cuda()"),
+        (4, ".cuda()"),
+        (5, ".is_cuda"),
+        (6, "pin_memory"),
+        (7, "dataloader-pin"),
+    ]
+
+
+def test_report_only_kinds():
+    src = """
+    import os
+    import pynvml
+    from apex import amp
+    import torch.distributed as dist
+    from torch.utils.cpp_extension import CUDAExtension
+    from torch.profiler import ProfilerActivity
+    dist.init_process_group("nccl")
+    os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+    ext = CUDAExtension("x", ["x.cu"])
+    """
+    assert kinds(src) == [
+        (3, "vendor-import"),
+        (4, "vendor-import"),
+        (6, "cuda-extension"),
+        (8, "nccl"),
+        (9, "env-var"),
+        (10, "profiler-cuda"),
+        (11, "cuda-extension"),
+    ]
+
+
+def test_autocast_device_type_string():
+    src = 'import torch\nwith torch.autocast(device_type="cuda", dtype=torch.float16):\n    pass\n'
+    assert kinds(src) == [(2, "device-string")]
+
+
+def test_files_folders_and_parse_errors(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    (tmp_path / "pkg" / "b.py").write_text("x = 1\n")  # no cuda bytes: pre-filtered
+    (tmp_path / "pkg" / "bad.py").write_text("def f(:\n  'cuda'\n")
+    (tmp_path / "pkg" / "c.txt").write_text("torch.cuda.synchronize()\n")
+    sites, errors = run_census([tmp_path])
+    assert [(Path(s.path).name, s.line, s.kind) for s in sites] == [
+        ("a.py", 2, "torch.cuda")
+    ]
+    assert [Path(e.path).name for e in errors] == ["bad.py"]
+    assert len(census([tmp_path / "pkg" / "a.py"])) == 1
+
+
+def test_cli_text_and_json(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text('import torch\nx = torch.zeros(1, device="cuda:0")\n')
+    script = ROOT / "scripts" / "census.py"
+    out = subprocess.run(
+        [sys.executable, str(script), str(f)], capture_output=True, text=True
+    )
+    assert out.returncode == 0
+    assert out.stdout.strip() == f'{f}:2:27: device-string "cuda:0"'
+    out = subprocess.run(
+        [sys.executable, str(script), "--json", str(f)], capture_output=True, text=True
+    )
+    data = json.loads(out.stdout)
+    assert data == [
+        {
+            "path": str(f),
+            "line": 2,
+            "col": 27,
+            "kind": "device-string",
+            "snippet": '"cuda:0"',
+        }
+    ]
+    bad = tmp_path / "bad.py"
+    bad.write_text("cuda = (\n")
+    out = subprocess.run(
+        [sys.executable, str(script), str(bad)], capture_output=True, text=True
+    )
+    assert out.returncode == 2
+    assert "bad.py: error:" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "src",
+    ["'\\x00cuda'\n", "# -*- coding: latin-1 -*-\nx = 'cuda'\n"],
+)
+def test_odd_inputs_do_not_crash(tmp_path, src):
+    f = tmp_path / "odd.py"
+    f.write_bytes(src.encode("latin-1"))
+    sites, errors = run_census([f])
+    assert len(sites) + len(errors) <= 1
+
+
+def test_guarded_pin_memory_is_not_a_site_and_dataloader_pin_is_separate():
+    src = """
+    import torch
+    DEVICE = torch.device("cpu")
+    a = (x.pin_memory() if DEVICE.type != "cpu" else x).to(DEVICE)
+    if torch.accelerator.is_available():
+        b = y.pin_memory()
+        c = torch.empty(3, pin_memory=True)
+    else:
+        d = y.pin_memory()
+    e = torch.utils.data.DataLoader(ds, pin_memory=True)
+    f = z.pin_memory() if flag else z
+    """
+    assert kinds(src) == [
+        (9, "pin_memory"),
+        (10, "dataloader-pin"),
+        (11, "pin_memory"),
+    ]
