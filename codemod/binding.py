@@ -150,9 +150,7 @@ def is_binding(value: ast.AST, facts: ModuleFacts) -> bool:
 def plan_binding(tree: ast.Module, facts: ModuleFacts, context: FileContext) -> None:
     """Choose the names the passes will emit for torch and the device."""
     context.torch_name = facts.torch_alias or "torch"
-    if context.options.device_import:
-        context.device_name = imported_name(context.options.device_import)
-        context.binding_exists = True
+    if context.options.device_import and _plan_device_import(tree, facts, context):
         return
     candidates = []
     for index, stmt in enumerate(tree.body):
@@ -177,6 +175,56 @@ def plan_binding(tree: ast.Module, facts: ModuleFacts, context: FileContext) -> 
             context.binding_line = tree.body[index].lineno
             return
     context.device_name = _fresh_name(context.options.device_name, tree, facts)
+
+
+def _plan_device_import(
+    tree: ast.Module, facts: ModuleFacts, context: FileContext
+) -> bool:
+    """Use the project's own device (``device-import``) instead of a binding.
+
+    An import the module already has is reused under its name; the imported name
+    is aliased when the module uses it for something else. False when the module
+    defines that device itself (it is the module the import points at): it then
+    gets the usual binding.
+    """
+    statement = ast.parse(context.options.device_import).body[0]
+    source, name = statement.module, statement.names[0].name  # type: ignore[attr-defined]
+    bound = _existing_import(tree, source, name)
+    if bound is None:
+        bound = statement.names[0].asname or name  # type: ignore[attr-defined]
+        if bound in facts.identifiers and bound in _names(tree):
+            for stmt in tree.body:
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and stmt.targets[0].id == bound
+                    and (
+                        is_binding(stmt.value, facts)
+                        or is_user_device(stmt.value, facts)
+                    )
+                ):
+                    return False
+            bound = _fresh_name(bound, tree, facts)
+    alias = f" as {bound}" if bound != name else ""
+    context.device_name = bound
+    context.device_import = f"from {source} import {name}{alias}"
+    context.binding_exists = True
+    return True
+
+
+def _existing_import(tree: ast.Module, source: str, name: str) -> Optional[str]:
+    """The name a top-level ``from SOURCE import NAME [as X]`` binds, if any."""
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.ImportFrom)
+            and stmt.module == source
+            and not stmt.level
+        ):
+            for alias in stmt.names:
+                if alias.name == name:
+                    return alias.asname or name
+    return None
 
 
 def _fresh_name(preferred: str, tree: ast.Module, facts: ModuleFacts) -> str:
@@ -215,23 +263,6 @@ def _names(tree: ast.Module) -> set:
     return found
 
 
-def imported_name(statement: str) -> str:
-    """``from myproj.runtime import DEVICE [as D]`` -> the name it binds."""
-    try:
-        node = ast.parse(statement).body
-    except SyntaxError:
-        node = []
-    if (
-        len(node) == 1
-        and isinstance(node[0], ast.ImportFrom)
-        and len(node[0].names) == 1
-    ):
-        alias = node[0].names[0]
-        if alias.name != "*":
-            return alias.asname or alias.name
-    raise ValueError(f"device-import must be 'from MODULE import NAME': {statement!r}")
-
-
 @dataclass
 class Insertion:
     after_line: int  # original line after which ``text`` goes (0: top of file)
@@ -260,11 +291,10 @@ def insertions(
     """
     imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
     needed: List[str] = []
-    device_import = context.options.device_import
+    device_import = context.device_import
     if device_import and context.needs_device:
-        name = imported_name(device_import)
-        if name not in context.facts.imports:
-            needed.append(device_import.strip() + newline)
+        if context.device_name not in context.facts.imports:
+            needed.append(device_import + newline)
     wants_binding = (
         context.needs_device and not context.binding_exists and not device_import
     )

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 import click
 
 from codemod import __version__
 from codemod.config import ConfigError, resolve_options
-from codemod.diagnostics import RENDERERS
+from codemod.diagnostics import RENDERERS, render_fixes
+from codemod.options import Options
 from codemod.engine import (
     CHECK,
     DIFF,
@@ -29,7 +31,7 @@ class DefaultGroup(click.Group):
     """``torchport PATH...`` runs the rewrite; ``torchport rules`` is a subcommand."""
 
     def parse_args(self, ctx, args):
-        if not args or args[0] not in self.commands:
+        if not args or args[0] not in (*self.commands, "--version"):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
@@ -81,17 +83,25 @@ def main() -> None:
     help="Black the changed lines (default on).",
 )
 @click.option(
+    "--show-fixes", is_flag=True, help="List the sites rewritten in each file."
+)
+@click.option(
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
     help="Worker processes (default: all cores).",
 )
 @click.option("--stdin-filename", help="The name to report for input read from '-'.")
-@click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary.")
 @click.option(
     "--statistics",
     is_flag=True,
     help="Print counts per rule and family instead of each site.",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print diagnostics only: no summary, no progress bar.",
 )
 def run_command(
     paths,
@@ -104,10 +114,11 @@ def run_command(
     device_name,
     output_format,
     format_code,
+    show_fixes,
     jobs,
     stdin_filename,
-    quiet,
     statistics,
+    quiet,
 ) -> None:
     """Rewrite PATHS (files and folders; '-' for stdin) in place."""
     mode = DIFF if show_diff else CHECK if check else WRITE
@@ -119,28 +130,60 @@ def run_command(
         "device-name": device_name,
         "format": format_code,
     }
+    stdin = list(paths) == ["-"]
+    where = [stdin_filename] if stdin and stdin_filename else paths or ["."]
     try:
-        settings = resolve_options(paths or ["."], flags)
+        settings = resolve_options(where, flags)
     except ConfigError as error:
         click.echo(f"torchport: {error}", err=True)
         sys.exit(EXIT_ERROR)
-    _warn_old_target(settings)
-    job = Job(mode, settings.options, settings.format)
-    if list(paths) == ["-"]:
-        sys.exit(
-            _run_stdin(job, stdin_filename or "-", output_format, mode, statistics)
-        )
+    if not quiet:
+        _warn_old_target(settings)
+    job = Job(mode, settings.options, settings.format, settings.per_file)
+    view = View(output_format, mode, quiet, show_fixes, statistics, settings.options)
+    if stdin:
+        sys.exit(_run_stdin(job, stdin_filename or "-", view))
     if not paths:
         click.echo(
             "torchport: no paths given (use '.' for this folder, '-' for stdin)",
             err=True,
         )
         sys.exit(EXIT_ERROR)
-    files, errors = discover(paths, exclude=settings.exclude)
-    results = run(files, job, jobs)
-    sys.exit(
-        _report(results, errors, output_format, mode, quiet, statistics, job.options)
-    )
+    files, errors = discover(paths, exclude=settings.exclude, extensions=EXTENSIONS)
+    if settings.exclude is not None:
+        # Files named on the command line (as pre-commit does) are excluded too.
+        files = [f for f in files if not settings.exclude(f, False)]
+    results = _run(files, job, jobs, progress=_wants_progress(len(files), quiet))
+    sys.exit(_report(results, errors, view))
+
+
+EXTENSIONS = (".py", ".ipynb")
+PROGRESS_MIN_FILES = 50
+
+
+@dataclass(frozen=True)
+class View:
+    """How results are shown."""
+
+    output_format: str
+    mode: str
+    quiet: bool = False
+    show_fixes: bool = False
+    statistics: bool = False
+    options: Optional[Options] = None  # for the count of unsafe fixes left
+
+
+def _wants_progress(count: int, quiet: bool) -> bool:
+    return not quiet and count >= PROGRESS_MIN_FILES and sys.stderr.isatty()
+
+
+def _run(files, job: Job, jobs: Optional[int], progress: bool) -> List[FileResult]:
+    if not progress:
+        return run(files, job, jobs)
+    with click.progressbar(
+        length=len(files), label="torchport", file=sys.stderr
+    ) as bar:
+        return run(files, job, jobs, progress=bar.update)
 
 
 def _warn_old_target(settings) -> None:
@@ -159,82 +202,85 @@ def _warn_old_target(settings) -> None:
         )
 
 
-def _run_stdin(
-    job: Job, name: str, output_format: str, mode: str, statistics: bool
-) -> int:
+def _run_stdin(job: Job, name: str, view: View) -> int:
     data = sys.stdin.buffer.read()
-    result = process_source(name, data, job, Path(name) if name != "-" else None)
-    if mode == WRITE:
+    path = Path(name) if name != "-" else None
+    if path is not None and job.per_file is not None:
+        job = replace(job, options=job.per_file(path))
+    result = process_source(name, data, job, path)
+    if view.mode == WRITE:
         sys.stdout.buffer.write(result.output if result.output is not None else data)
         sys.stdout.flush()
-    elif mode == DIFF and result.diff:
+    elif view.mode == DIFF and result.diff:
         click.echo(result.diff, nl=False)
-    shown = _shown(result.diagnostics, mode)
-    stream = sys.stderr if mode == WRITE else sys.stdout
-    if statistics:
+    shown = _shown(result.diagnostics, view)
+    stream = sys.stderr if view.mode == WRITE else sys.stdout
+    if view.statistics:
         stream.write(statistics_text([result]))
-    elif shown:
-        stream.write(RENDERERS[output_format](shown))
-    elif output_format == "json" and mode != WRITE:
-        stream.write(RENDERERS["json"]([]))
-    hint = unsafe_hint([result], job.options)
-    if hint:
+    elif shown or view.output_format == "json":
+        stream.write(RENDERERS[view.output_format](shown))
+    hint = unsafe_hint([result], view.options)
+    if hint and not view.quiet:
         click.echo(hint, err=True)
+    if view.show_fixes and view.output_format == "text":
+        stream.write(render_fixes([result], _fix_heading(view)))
     if result.error:
         click.echo(result.error, err=True)
         return EXIT_ERROR
-    return (
-        EXIT_FINDINGS
-        if _remaining(result.diagnostics) or (mode != WRITE and result.changed)
-        else EXIT_CLEAN
-    )
+    if _remaining(result.diagnostics) or (view.mode != WRITE and result.changed):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
 
 
-def _shown(diagnostics, mode: str):
-    """Write mode shows what is left; check and diff show every site."""
-    return [d for d in diagnostics if mode != WRITE or not d.applied]
+def _shown(diagnostics, view: View):
+    """Write mode shows what is left; check and diff show every site.
+
+    With --show-fixes, the json and github formats list the rewritten sites too
+    (the text format lists them in a block of their own).
+    """
+    if view.mode != WRITE or (view.show_fixes and view.output_format != "text"):
+        return list(diagnostics)
+    return [d for d in diagnostics if not d.applied]
+
+
+def _fix_heading(view: View) -> str:
+    return "Fixed in" if view.mode == WRITE else "Would fix in"
 
 
 def _remaining(diagnostics) -> List:
     return [d for d in diagnostics if not d.applied]
 
 
-def _report(
-    results: Sequence[FileResult],
-    errors: List[str],
-    output_format: str,
-    mode: str,
-    quiet: bool,
-    statistics: bool = False,
-    options=None,
-) -> int:
+def _report(results: Sequence[FileResult], errors: List[str], view: View) -> int:
     for result in results:
         if result.diff:
             click.echo(result.diff, nl=False)
-    shown = [d for r in results for d in _shown(r.diagnostics, mode)]
-    if statistics:
+    shown = [d for r in results for d in _shown(r.diagnostics, view)]
+    if view.statistics:
         click.echo(statistics_text(results), nl=False)
-    elif shown or output_format == "json":
-        click.echo(RENDERERS[output_format](shown), nl=False)
+    elif shown or view.output_format == "json":
+        click.echo(RENDERERS[view.output_format](shown), nl=False)
+    if view.show_fixes and view.output_format == "text":
+        click.echo(render_fixes(results, _fix_heading(view)), nl=False)
     errors = errors + [r.error for r in results if r.error]
     for line in errors:
         click.echo(line.replace("\n", "\\n"), err=True)
     changed = [r for r in results if r.changed and not r.error]
     remaining = [d for r in results for d in _remaining(r.diagnostics)]
-    if not quiet:
-        verb = "Rewrote" if mode == WRITE else "Would rewrite"
+    if not view.quiet:
+        verb = "Rewrote" if view.mode == WRITE else "Would rewrite"
         fixed = sum(d.applied for r in changed for d in r.diagnostics)
         click.echo(
             f"{verb} {len(changed)} of {len(results)} files ({fixed} sites);"
             f" {len(remaining)} sites left; {len(errors)} errors",
             err=True,
         )
-        hint = unsafe_hint(results, options)
+        hint = unsafe_hint(results, view.options)
         if hint:
             click.echo(hint, err=True)
     if errors:
         return EXIT_ERROR
-    if remaining or (mode != WRITE and changed):
+    if remaining or (view.mode != WRITE and changed):
         return EXIT_FINDINGS
     return EXIT_CLEAN
 

@@ -8,9 +8,10 @@ declared ``torch>=`` requirement, else ``DEFAULT_TARGET_TORCH``.
 from __future__ import annotations
 
 import configparser
+import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
@@ -34,13 +35,17 @@ class Settings:
     exclude: Optional[Callable[[Path, bool], bool]]
     root: Optional[Path]
     target_source: str  # where the target torch release came from
+    per_file: Optional["PerFileOptions"] = None  # per-file-ignores, when configured
 
+
+_CODE = re.compile(r"TP\d{0,3}|ALL", re.IGNORECASE)
 
 # key -> expected type(s), for validation of [tool.torchport]
 KEYS: Dict[str, Tuple[type, ...]] = {
     "select": (list,),
     "extend-select": (list,),
     "ignore": (list,),
+    "per-file-ignores": (dict,),
     "exclude": (list,),
     "extend-exclude": (list,),
     "target-torch": (str,),
@@ -49,17 +54,25 @@ KEYS: Dict[str, Tuple[type, ...]] = {
     "unsafe-fixes": (bool,),
     "format": (bool,),
 }
+_TYPE_NAMES = {list: "list", dict: "table", str: "string", bool: "boolean"}
 
 
 def find_pyproject(paths: Iterable[str]) -> Optional[Path]:
-    """The nearest pyproject.toml above the first path (like Ruff and Black)."""
+    """The nearest pyproject.toml at or above the folder holding all ``paths``."""
+    folders = []
     for raw in paths:
-        start = Path.cwd() if raw == "-" else Path(raw).resolve()
-        for directory in [start, *start.parents]:
-            candidate = directory / "pyproject.toml"
-            if candidate.is_file():
-                return candidate
-        break
+        path = Path.cwd() if raw == "-" else Path(raw).resolve()
+        folders.append(path if path.is_dir() else path.parent)
+    if not folders:
+        folders = [Path.cwd()]
+    try:
+        start = Path(os.path.commonpath([str(f) for f in folders]))
+    except ValueError:  # different drives
+        start = folders[0]
+    for directory in [start, *start.parents]:
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
     return None
 
 
@@ -78,14 +91,16 @@ _PROJECT_FILES = ("setup.cfg", "setup.py", "requirements.txt")
 
 
 def read_table(pyproject: Path) -> Dict[str, Any]:
+    """``[tool.torchport]`` of ``pyproject``, checked key by key."""
     try:
         with open(pyproject, "rb") as handle:
             data = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{pyproject}: cannot read: {error}")
-    table = data.get("tool", {}).get("torchport", {})
+        raise ConfigError(f"{pyproject}: cannot read: {_one_line(error)}")
+    tool = data.get("tool", {})
+    table = tool.get("torchport", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
-        raise ConfigError(f"{pyproject}: [tool.torchport] must be a table")
+        raise ConfigError(f"{pyproject}: tool.torchport must be a table")
     for key, value in table.items():
         if key not in KEYS:
             known = ", ".join(sorted(KEYS))
@@ -93,9 +108,62 @@ def read_table(pyproject: Path) -> Dict[str, Any]:
                 f"{pyproject}: unknown key tool.torchport.{key} (known: {known})"
             )
         if not isinstance(value, KEYS[key]):
-            expected = " or ".join(t.__name__ for t in KEYS[key])
-            raise ConfigError(f"{pyproject}: tool.torchport.{key} must be a {expected}")
+            expected = " or ".join(_TYPE_NAMES[t] for t in KEYS[key])
+            hint = ' (quote it: "2.6")' if key == "target-torch" else ""
+            raise ConfigError(
+                f"{pyproject}: tool.torchport.{key} must be a {expected}{hint}"
+            )
+        _check_value(pyproject, key, value)
     return table
+
+
+def _check_value(pyproject: Path, key: str, value: Any) -> None:
+    where = f"{pyproject}: tool.torchport.{key}"
+    if key in ("select", "extend-select", "ignore"):
+        _check_codes(where, value)
+    elif key in ("exclude", "extend-exclude"):
+        if not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where} must be a list of strings (glob patterns)")
+    elif key == "per-file-ignores":
+        for pattern, codes in value.items():
+            if not isinstance(codes, list):
+                raise ConfigError(f'{where}."{pattern}" must be a list of rule codes')
+            _check_codes(f'{where}."{pattern}"', codes)
+    elif key == "target-torch":
+        try:
+            parse_version(value)
+        except ValueError as error:
+            raise ConfigError(f"{where}: {error}")
+    elif key == "device-name" and not value.isidentifier():
+        raise ConfigError(f"{where} must be a Python identifier: {value!r}")
+    elif key == "device-import":
+        try:
+            imported_name(value)
+        except ValueError as error:
+            raise ConfigError(f"{where}: {error}")
+
+
+def _check_codes(where: str, codes: Any) -> None:
+    for code in codes:
+        if not isinstance(code, str) or not _CODE.fullmatch(code):
+            raise ConfigError(f"{where}: not a rule code or prefix: {code!r}")
+
+
+def imported_name(statement: str) -> str:
+    """The name ``from MODULE import NAME [as ALIAS]`` binds; ValueError otherwise."""
+    match = re.fullmatch(
+        r"\s*from\s+(?P<module>[A-Za-z_][\w.]*)\s+import\s+(?P<name>\w+)"
+        r"(?:\s+as\s+(?P<alias>\w+))?\s*",
+        statement,
+    )
+    bound = match and (match.group("alias") or match.group("name"))
+    if not bound or not bound.isidentifier() or match.group("module").endswith("."):
+        raise ValueError(f"expected 'from MODULE import NAME', got {statement!r}")
+    return bound
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def declared_torch(root: Path) -> Optional[Tuple[TorchVersion, str]]:
@@ -235,10 +303,12 @@ def _highest_floor(specifiers) -> Optional[TorchVersion]:
     return max(floors) if floors else None
 
 
-def _codes(value: Optional[str]) -> Optional[List[str]]:
+def _codes(flag: str, value: Optional[str]) -> Optional[List[str]]:
     if value is None:
         return None
-    return [c.strip() for c in value.split(",") if c.strip()]
+    codes = [c.strip() for c in value.split(",") if c.strip()]
+    _check_codes(f"--{flag}", codes)
+    return codes
 
 
 def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
@@ -246,40 +316,34 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
     paths = list(paths)
     pyproject = find_pyproject(paths)
     table = read_table(pyproject) if pyproject else {}
-    where = str(pyproject) if pyproject else "command line"
+    root = pyproject.parent if pyproject else None
 
     def pick(key: str, default: Any = None) -> Any:
         return flags[key] if flags.get(key) is not None else table.get(key, default)
 
-    select = _codes(flags.get("select")) or table.get("select") or ["TP"]
+    select = _codes("select", flags.get("select")) or table.get("select") or ["TP"]
     select = list(select) + list(table.get("extend-select", []))
-    ignore = _codes(flags.get("ignore")) or table.get("ignore") or []
-    for code in select + ignore:
-        if not re.fullmatch(r"(TP\d{0,3}|ALL)", str(code).upper()):
-            raise ConfigError(f"{where}: not a rule code or prefix: {code!r}")
+    ignore = _codes("ignore", flags.get("ignore")) or table.get("ignore") or []
 
     target_source = "default"
     target: TorchVersion = DEFAULT_TARGET_TORCH
-    raw_target = pick("target-torch")
-    if raw_target is not None:
+    if flags.get("target-torch") is not None:
         try:
-            target = parse_version(raw_target)
+            target = parse_version(flags["target-torch"])
         except ValueError as error:
-            raise ConfigError(f"{where}: target-torch: {error}")
-        target_source = (
-            "--target-torch" if flags.get("target-torch") else str(pyproject)
-        )
+            raise ConfigError(f"--target-torch: {error}")
+        target_source = "--target-torch"
+    elif "target-torch" in table:
+        target, target_source = parse_version(table["target-torch"]), str(pyproject)
     else:
-        root = pyproject.parent if pyproject else _project_root(paths)
-        declared = declared_torch(root) if root else None
+        project = root if root is not None else _project_root(paths)
+        declared = declared_torch(project) if project else None
         if declared:
             target, target_source = declared
 
     device_name = pick("device-name", "DEVICE")
     if not str(device_name).isidentifier():
-        raise ConfigError(
-            f"{where}: device-name must be a Python identifier: {device_name!r}"
-        )
+        raise ConfigError(f"--device-name must be a Python identifier: {device_name!r}")
 
     options = Options(
         target_torch=target,
@@ -288,29 +352,85 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
         selection=Selection(select, ignore),
         device_import=table.get("device-import"),
     )
-    exclude = _exclude(pyproject.parent if pyproject else None, table)
+    per_file = None
+    if table.get("per-file-ignores") and root is not None:
+        per_file = PerFileOptions(root, options, table["per-file-ignores"])
     return Settings(
         options,
         bool(pick("format", True)),
-        exclude,
-        pyproject.parent if pyproject else None,
+        _exclude(root, table),
+        root,
         target_source,
+        per_file,
     )
 
 
-def _exclude(root: Optional[Path], table: Dict[str, Any]):
+class _Globs:
+    """Gitignore-style patterns, matched against paths relative to ``root``.
+
+    Picklable (it travels to the worker processes); compiled on first use.
+    """
+
+    def __init__(self, root: Path, patterns: Iterable[str]) -> None:
+        self.root = root
+        self.patterns = list(patterns)
+        self._spec = None
+
+    def __getstate__(self):
+        return {"root": self.root, "patterns": self.patterns, "_spec": None}
+
+    def __call__(self, path: Path, is_dir: bool = False) -> bool:
+        if self._spec is None:
+            import pathspec
+
+            self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
+        try:
+            relative = Path(os.path.abspath(path)).relative_to(self.root).as_posix()
+        except ValueError:
+            try:
+                relative = path.resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                return False
+        return self._spec.match_file(relative + "/" if is_dir else relative)
+
+
+class _FileSelection(Selection):
+    """The project's selection, less the codes a per-file-ignores entry drops."""
+
+    def __init__(self, base: Selection, dropped: Iterable[str]) -> None:
+        super().__init__(base.select, base.ignore)
+        self.dropped = tuple(code.upper() for code in dropped)
+
+    def enabled(self, code: str) -> bool:
+        if any(p == "ALL" or code.startswith(p) for p in self.dropped):
+            return False
+        return super().enabled(code)
+
+
+class PerFileOptions:
+    """``per-file-ignores``: the Options for one file (picklable, for the workers)."""
+
+    def __init__(
+        self, root: Path, options: Options, table: Dict[str, List[str]]
+    ) -> None:
+        self.options = options
+        self.entries = [
+            (_Globs(root, [pattern]), codes) for pattern, codes in table.items()
+        ]
+
+    def __call__(self, path: Path) -> Options:
+        dropped = [
+            c for match, codes in self.entries if match(Path(path)) for c in codes
+        ]
+        if not dropped:
+            return self.options
+        return replace(
+            self.options, selection=_FileSelection(self.options.selection, dropped)
+        )
+
+
+def _exclude(root: Optional[Path], table: Dict[str, Any]) -> Optional[_Globs]:
     patterns = list(table.get("exclude", [])) + list(table.get("extend-exclude", []))
     if not patterns or root is None:
         return None
-    import pathspec
-
-    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-
-    def excluded(path: Path, is_dir: bool) -> bool:
-        try:
-            relative = path.resolve().relative_to(root).as_posix()
-        except ValueError:
-            return False
-        return spec.match_file(relative + "/" if is_dir else relative)
-
-    return excluded
+    return _Globs(root, patterns)

@@ -15,7 +15,7 @@ import stat
 import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -68,6 +68,7 @@ class Job:
     mode: str
     options: "object"
     format: bool = True
+    per_file: "object" = None  # path -> Options (config.PerFileOptions), or None
 
 
 # -- discovery ----------------------------------------------------------------------
@@ -181,8 +182,13 @@ def _walk(root: Path, exclude, extensions) -> Iterator[Path]:
 
 
 # -- one file ---------------------------------------------------------------------------
+# `# torchport: skip-file` on a line of its own (in a notebook, at the start of a
+# JSON source string) leaves the whole file alone.
+SKIP_FILE = re.compile(rb'^[ \t]*"?#[ \t]*torchport:[ \t]*skip-file\b', re.MULTILINE)
+
+
 def needs_parsing(data: bytes) -> bool:
-    return PREFILTER.search(data) is not None
+    return PREFILTER.search(data) is not None and SKIP_FILE.search(data) is None
 
 
 def decode(data: bytes) -> Tuple[str, str]:
@@ -198,6 +204,10 @@ def process_source(
     result = FileResult(display)
     if not needs_parsing(data):
         return result
+    if display.endswith(".ipynb"):
+        from codemod.notebook import process_notebook
+
+        return process_notebook(display, data, job, path)
     try:
         source, encoding = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
@@ -260,6 +270,8 @@ def unified_diff(display: str, old: str, new: str) -> str:
 
 def process_file(path: Path, job: Job) -> FileResult:
     display = str(path)
+    if job.per_file is not None:
+        job = replace(job, options=job.per_file(path))
     try:
         before = os.stat(path)
         with open(path, "rb") as handle:

@@ -22,16 +22,32 @@ def changed_lines(old: str, new: str) -> List[LineRange]:
 
 
 def line_map(old: str, new: str) -> List[int]:
-    """For each 1-based line of ``old``, the line of ``new`` that holds it (index 0 unused)."""
+    """For each 1-based line of ``old``, the line of ``new`` that holds it (index 0 unused).
+
+    Inside a replaced block each old line goes to the most similar new line, in order
+    (a rewritten call that black split, or that follows an inserted binding).
+    """
     old_lines, new_lines = old.splitlines(), new.splitlines()
     mapping = [0] * (len(old_lines) + 2)
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace" and (i2 - i1) * (j2 - j1) <= 4096:
+            at = j1
+            for i in range(i1, i2):
+                at = max(
+                    range(at, j2), key=lambda j: _similarity(old_lines[i], new_lines[j])
+                )
+                mapping[i + 1] = at + 1
+            continue
         for i in range(i1, i2):
             offset = min(i - i1, max(j2 - j1 - 1, 0))
             mapping[i + 1] = j1 + offset + 1
     mapping[len(old_lines) + 1] = len(new_lines) + 1
     return mapping
+
+
+def _similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio()
 
 
 def black_mode(path: Optional[Path]):

@@ -9,8 +9,20 @@ the end (``codemod.binding``).
 
 from __future__ import annotations
 
+import io
 import re
-from typing import ClassVar, Dict, FrozenSet, List, Optional, Pattern, Set, Tuple
+import tokenize
+from typing import (
+    ClassVar,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    Optional,
+    Pattern,
+    Set,
+    Tuple,
+)
 
 import libcst as cst
 from libcst.metadata import (
@@ -37,20 +49,41 @@ _NOQA = re.compile(
 
 
 def noqa_lines(source: str) -> Dict[int, Optional[FrozenSet[str]]]:
-    """Line -> suppressed codes (None: every code) for each ``# noqa`` comment."""
+    """Line -> suppressed codes (None: every code) for each ``# noqa`` comment.
+
+    Only real comments count (found with tokenize): ``"# noqa"`` inside a string
+    suppresses nothing.
+    """
     found: Dict[int, Optional[FrozenSet[str]]] = {}
-    if "noqa" not in source and "NOQA" not in source:
+    if "noqa" not in source.lower():
         return found
-    for number, line in enumerate(source.splitlines(), start=1):
-        match = _NOQA.search(line)
+    for line, comment in _comments(source):
+        match = _NOQA.search(comment)
         if match:
             codes = match.group("codes")
-            found[number] = (
+            found[line] = (
                 frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c)
                 if codes
                 else None
             )
     return found
+
+
+def _comments(source: str) -> Iterator[Tuple[int, str]]:
+    """(line, text) of every comment token in ``source``."""
+    readline = io.StringIO(source).readline
+    last = 0
+    try:
+        for token in tokenize.generate_tokens(readline):
+            last = token.start[0]
+            if token.type == tokenize.COMMENT:
+                yield token.start[0], token.string
+    except (tokenize.TokenError, SyntaxError):
+        # libcst accepted the file but this Python's tokenize did not (newer
+        # syntax): read the rest line by line.
+        for number, line in enumerate(source.splitlines()[last:], start=last + 1):
+            if "#" in line:
+                yield number, line[line.index("#") :]
 
 
 def attribute_name(node: cst.CSTNode) -> Optional[str]:
@@ -84,6 +117,7 @@ class FileContext:
         self.needs_torch = False  # some pass emitted `torch.<...>`
         self.binding_exists = False  # the module already has the binding
         self.binding_index: Optional[int] = None  # user statement to turn into it
+        self.device_import: Optional[str] = None  # import of the project's own device
         # (line, module, obj, asname) of imports a pass made unused: removed after
         # all passes (if nothing references them by then), so that line numbers hold.
         # (line or None, module, name, alias): imports a rewrite may have left unused;

@@ -1,0 +1,332 @@
+"""Jupyter notebooks: rewrite the code cells, keep every other byte of the file.
+
+The code cells run in one namespace, top to bottom, so they are rewritten as one
+module (an ``import torch`` in cell 1 is what ``torch.cuda`` in cell 5 refers to,
+and the device binding is written once, after the imports, in the cell that has
+them). Cells are joined with marker comments and split again afterwards.
+
+IPython syntax is not Python: ``%%`` cell magics leave their whole cell alone, and
+``%magic``, ``!shell``, ``x = !cmd`` and ``obj?`` lines are masked with a ``pass``
+line while the cell is rewritten, and put back unchanged.
+
+In the file only the ``"source"`` values of changed cells are replaced, in the
+layout the file already has (indentation, ASCII escapes): metadata, outputs, key
+order and the trailing newline stay byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import secrets
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from codemod.engine import DIFF, WRITE, FileResult, Job, unified_diff
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+# Lines IPython rewrites before Python sees them.
+_MAGIC_LINE = re.compile(
+    r"""^[ \t]*(?:[%!?]|[\w.,\[\] \t]+=[ \t]*[%!])  # %magic, !shell, ?obj, x = !cmd
+    | ^[^#'"]*\?\??[ \t]*$                           # obj? and obj??
+    """,
+    re.VERBOSE,
+)
+
+
+@dataclass
+class _Cell:
+    index: int  # position in the notebook's "cells" list (0-based)
+    text: str  # the source, joined
+    masked: str = ""  # the text with IPython lines masked, ending in a newline
+    masks: Dict[str, str] = field(default_factory=dict)  # placeholder -> original line
+
+
+def process_notebook(
+    display: str, data: bytes, job: Job, path: Optional[Path]
+) -> FileResult:
+    """Rewrite the code cells of the notebook ``data``; never touches the disk."""
+    result = FileResult(display)
+    try:
+        text = data.decode("utf-8-sig")
+        notebook = json.loads(text)
+        spans = list(_source_spans(text))
+    except (UnicodeDecodeError, ValueError, IndexError, TypeError) as error:
+        result.error = (
+            f"{display}: cannot parse: not a JSON notebook ({_one_line(error)})"
+        )
+        return result
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list) or len(spans) != len(cells):
+        result.error = f"{display}: cannot parse: not an nbformat 4 notebook"
+        return result
+    if not _is_python(notebook):
+        return result
+    code_cells, errors = _code_cells(cells)
+    if not code_cells:
+        result.error = "; ".join(f"{display}:{e}" for e in errors) or None
+        return result
+
+    from codemod.transform import ParseError, RewriteError, rewrite_source
+
+    token = _token(text)
+    combined = "".join(
+        f"{_marker(token, n)}\n{cell.masked}" for n, cell in enumerate(code_cells)
+    )
+    mode = None
+    if job.format:
+        from codemod.formatting import black_mode
+
+        mode = black_mode(path)
+    positions = "output" if job.mode == WRITE else "input"
+    failures = {
+        ParseError: "cannot parse: {}",
+        RewriteError: "internal error: {}; file left untouched",
+        RecursionError: "cannot parse: nesting too deep",
+    }
+    try:
+        rewrite = rewrite_source(
+            combined, job.options, format_mode=mode, positions=positions
+        )
+        new_texts = _split(rewrite.code, token, code_cells)
+    except tuple(failures) as error:
+        why = next(v for k, v in failures.items() if isinstance(error, k))
+        result.error = f"{display}: {why.format(_one_line(error))}"
+        return result
+
+    located = rewrite.code if positions == "output" else combined
+    starts = _marker_lines(located, token)
+    result.diagnostics = [
+        _in_cell(d, display, starts, code_cells) for d in rewrite.diagnostics
+    ]
+    if errors:
+        result.error = "; ".join(f"{display}:{e}" for e in errors)
+
+    edits = []
+    for cell, new in zip(code_cells, new_texts):
+        if new != cell.text:
+            start, end = spans[cell.index]
+            edits.append((start, end, _source_json(text[start:end], new, text)))
+    if not edits:
+        return result
+    new_text = text
+    for start, end, value in sorted(edits, reverse=True):
+        new_text = new_text[:start] + value + new_text[end:]
+    result.changed = True
+    bom = "\ufeff" if text != data.decode("utf-8") else ""
+    result.output = (bom + new_text).encode("utf-8")
+    if job.mode == DIFF:
+        result.diff = unified_diff(display, text, new_text)
+    return result
+
+
+# -- cells ------------------------------------------------------------------------------
+def _is_python(notebook: dict) -> bool:
+    metadata = notebook.get("metadata") or {}
+    language = (metadata.get("kernelspec") or {}).get("language") or (
+        metadata.get("language_info") or {}
+    ).get("name")
+    return language is None or str(language).lower() == "python"
+
+
+def _code_cells(cells: list) -> Tuple[List[_Cell], List[str]]:
+    """The cells torchport rewrites, masked, and 'cell N: why' for the ones it skips."""
+    found: List[_Cell] = []
+    errors: List[str] = []
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else str(source)
+        if not text.strip() or text.lstrip().startswith("%%"):
+            continue  # empty, or a cell magic: the whole cell is not Python
+        masked, masks = _mask(text)
+        try:
+            ast.parse(masked)
+        except (SyntaxError, ValueError) as error:
+            errors.append(
+                f"cell {index + 1}: cannot parse: {_one_line(error)}; cell left alone"
+            )
+            continue
+        found.append(_Cell(index, text, masked, masks))
+    return found, errors
+
+
+def _mask(text: str) -> Tuple[str, Dict[str, str]]:
+    """``text`` ending in a newline, with IPython-only lines replaced by ``pass``."""
+    masks: Dict[str, str] = {}
+    try:
+        ast.parse(text)
+        lines = None  # plain Python: nothing to mask
+    except (SyntaxError, ValueError):
+        lines = text.split("\n")
+    if lines is not None:
+        token = _token(text)
+        for number, line in enumerate(lines):
+            if _MAGIC_LINE.match(line):
+                indent = line[: len(line) - len(line.lstrip())]
+                placeholder = f"pass  # torchport-ipython-{token}-{number}"
+                masks[placeholder] = line
+                lines[number] = indent + placeholder
+        text = "\n".join(lines)
+    return (text if text.endswith("\n") else text + "\n"), masks
+
+
+def _unmask(text: str, cell: _Cell) -> str:
+    if not cell.masks:
+        return text
+    lines = text.split("\n")
+    restored = 0
+    for number, line in enumerate(lines):
+        original = cell.masks.get(line.strip())
+        if original is not None:
+            lines[number] = original
+            restored += 1
+    if restored != len(cell.masks):
+        from codemod.transform import RewriteError
+
+        raise RewriteError(
+            f"cell {cell.index + 1}: an IPython line was lost in the rewrite"
+        )
+    return "\n".join(lines)
+
+
+# -- joining and splitting --------------------------------------------------------------
+def _token(text: str) -> str:
+    while True:
+        token = secrets.token_hex(6)
+        if token not in text:
+            return token
+
+
+def _marker(token: str, number: int) -> str:
+    return f"# torchport-cell-{token} {number}"
+
+
+def _marker_lines(code: str, token: str) -> List[int]:
+    """1-based line of each cell marker in ``code``."""
+    prefix = f"# torchport-cell-{token} "
+    return [
+        n for n, line in enumerate(code.split("\n"), start=1) if line.startswith(prefix)
+    ]
+
+
+def _split(code: str, token: str, cells: List[_Cell]) -> List[str]:
+    """The rewritten text of each cell, in the cell's own trailing-newline form."""
+    parts = re.split(rf"^# torchport-cell-{token} (\d+)\n", code, flags=re.MULTILINE)
+    head, numbered = parts[0], parts[1:]
+    numbers = [int(n) for n in numbered[0::2]]
+    if numbers != list(range(len(cells))):
+        from codemod.transform import RewriteError
+
+        raise RewriteError("the cell boundaries did not survive the rewrite")
+    texts = list(numbered[1::2])
+    texts[0] = head + texts[0]  # an import added above the first marker
+    out = []
+    for cell, new in zip(cells, texts):
+        new = _unmask(new, cell)
+        # The cell ends as it did: with its own run of newlines, or none.
+        ending = cell.text[len(cell.text.rstrip("\n")) :]
+        out.append(new.rstrip("\n") + ending)
+    return out
+
+
+def _in_cell(diagnostic, display: str, starts: List[int], cells: List[_Cell]):
+    """A diagnostic of the joined module, pointed at its cell (1-based cell numbers)."""
+    n = max((i for i, start in enumerate(starts) if start < diagnostic.line), default=0)
+    line = diagnostic.line - starts[n]
+    if n == 0 and starts[0] > 1:  # lines added above the first marker open cell 1
+        line = diagnostic.line - 1 if diagnostic.line > starts[0] else diagnostic.line
+    return replace(diagnostic, path=display, line=line, cell=cells[n].index + 1)
+
+
+# -- the file's JSON text ---------------------------------------------------------------
+def _source_spans(text: str) -> Iterator[Tuple[int, int]]:
+    """(start, end) offsets of each cell's "source" value in the notebook text."""
+    start = _skip(text, 0)
+    for key, value_start, value_end in _members(text, start):
+        if key != "cells":
+            continue
+        for cell_start, _ in _elements(text, value_start):
+            span = None
+            if text[cell_start] == "{":
+                for cell_key, s, e in _members(text, cell_start):
+                    if cell_key == "source":
+                        span = (s, e)
+            yield span if span is not None else (cell_start, cell_start)
+        return
+
+
+def _skip(text: str, i: int) -> int:
+    return _SPACE.match(text, i).end()  # type: ignore[union-attr]
+
+
+def _members(text: str, i: int) -> Iterator[Tuple[str, int, int]]:
+    """(key, value start, value end) of the object starting at ``i``."""
+    return _items(text, i, "{}")  # type: ignore[return-value]
+
+
+def _elements(text: str, i: int) -> Iterator[Tuple[int, int]]:
+    """(start, end) of each element of the array starting at ``i``."""
+    return ((start, end) for _, start, end in _items(text, i, "[]"))
+
+
+def _items(
+    text: str, i: int, brackets: str
+) -> Iterator[Tuple[Optional[str], int, int]]:
+    """(key or None, value start, value end) of the object or array at ``i``."""
+    opening, closing = brackets
+    if text[i] != opening:
+        raise ValueError(f"expected {opening!r} at offset {i}")
+    i = _skip(text, i + 1)
+    if text[i] == closing:
+        return
+    while True:
+        key = None
+        if opening == "{":
+            key, i = _DECODER.raw_decode(text, i)
+            i = _skip(text, i)
+            if text[i] != ":":
+                raise ValueError(f"expected ':' at offset {i}")
+            i = _skip(text, i + 1)
+        _, end = _DECODER.raw_decode(text, i)
+        yield key, i, end
+        i = _skip(text, end)
+        if text[i] == closing:
+            return
+        if text[i] != ",":
+            raise ValueError(f"expected ',' at offset {i}")
+        i = _skip(text, i + 1)
+
+
+def _source_json(old: str, new_text: str, whole: str) -> str:
+    """``new_text`` as a "source" value written the way ``old`` was written."""
+    ascii_only = not any(ord(c) > 127 for c in whole) and "\\u" in whole
+
+    def dump(value: str) -> str:
+        return json.dumps(value, ensure_ascii=ascii_only)
+
+    if not old.startswith("["):
+        return dump(new_text)
+    lines = [line + "\n" for line in new_text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    if not lines[-1]:
+        lines.pop()
+    if not lines:
+        return "[]"
+    if "\n" not in old:
+        separator = "," if '","' in old and '", "' not in old else ", "
+        return "[" + separator.join(dump(line) for line in lines) + "]"
+    inner = re.match(r"\[\n([ \t]*)", old)
+    closing = re.search(r"\n([ \t]*)\]$", old)
+    item_indent = inner.group(1) if inner else " "
+    close_indent = closing.group(1) if closing else ""
+    body = ",\n".join(item_indent + dump(line) for line in lines)
+    return f"[\n{body}\n{close_indent}]"
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__

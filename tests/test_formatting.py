@@ -1,0 +1,115 @@
+"""Black runs on the lines torchport changed, with the project's settings, and nowhere else."""
+
+from __future__ import annotations
+
+import difflib
+import textwrap
+
+import black
+import pytest
+
+from codemod.engine import WRITE, Job, process_source
+from codemod.formatting import black_mode, line_map
+from codemod.passes.base import Options
+from codemod.transform import rewrite_source
+from tests.cli_helpers import run_cli
+from tests.fixture_cases import FIXTURES, after_of
+
+CASES = sorted((FIXTURES / "formatting").glob("*.before.py"))
+
+
+@pytest.mark.parametrize("before", CASES, ids=lambda p: p.name)
+def test_lines_without_a_site_stay_byte_identical(before):
+    source = before.read_text(encoding="utf-8")
+    result = rewrite_source(
+        source, Options(), format_mode=black.Mode(), positions="input"
+    )
+    assert result.code == after_of(before).read_text(encoding="utf-8")
+    site_lines = {d.line for d in result.diagnostics}
+    old, new = source.splitlines(), result.code.splitlines()
+    kept = set()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag == "equal":
+            kept.update(range(i1 + 1, i2 + 1))
+    untouched = set(range(1, len(old) + 1)) - site_lines
+    assert (
+        untouched <= kept
+    ), f"lines changed without a site: {sorted(untouched - kept)}"
+    assert site_lines and not site_lines & kept  # the fixture does rewrite something
+
+
+LONG = (
+    "import torch\n\n"
+    "batch = torch.tensor([[0.5, 1.5, 2.5, 3.5], [4.5, 5.5, 6.5, 7.5]], "
+    "dtype=torch.float32).cuda()\n"
+    "names = [ 'a','b' ]\n"
+)
+
+
+def _project(tmp_path, black_table: str):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.black]\n" + textwrap.dedent(black_table)
+    )
+    (tmp_path / "train.py").write_text(LONG)
+    return tmp_path
+
+
+def test_project_line_length_is_honoured(tmp_path):
+    root = _project(tmp_path, "line-length = 120\n")
+    proc = run_cli(["train.py"], cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    text = (root / "train.py").read_text()
+    # 102 columns: one line at 120, split at black's default 88.
+    assert (
+        "batch = torch.tensor([[0.5, 1.5, 2.5, 3.5], [4.5, 5.5, 6.5, 7.5]], "
+        "dtype=torch.float32).to(DEVICE)\n" in text
+    )
+    assert "names = [ 'a','b' ]\n" in text
+
+
+def test_default_line_length_splits_the_rewritten_line(tmp_path):
+    (tmp_path / "train.py").write_text(LONG)
+    assert run_cli(["train.py"], cwd=tmp_path).returncode == 0
+    assert "batch = torch.tensor(\n" in (tmp_path / "train.py").read_text()
+
+
+def test_skip_string_normalization_is_honoured(tmp_path):
+    source = (
+        "import torch\nx = torch.zeros(2, device = 'cuda', dtype = torch.float32)\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.black]\nskip-string-normalization = true\n"
+    )
+    (tmp_path / "a.py").write_text(
+        source.replace("'cuda'", "'cpu'") + "y = torch.ones(2).cuda()\n"
+    )
+    assert run_cli(["a.py"], cwd=tmp_path).returncode == 0
+    text = (tmp_path / "a.py").read_text()
+    assert "x = torch.zeros(2, device = 'cpu', dtype = torch.float32)\n" in text
+    assert "y = torch.ones(2).to(DEVICE)\n" in text
+    mode = black_mode(tmp_path / "a.py")
+    assert mode.string_normalization is False and mode.line_length == 88
+
+
+def test_no_format_leaves_the_rewrite_as_libcst_wrote_it(tmp_path):
+    (tmp_path / "train.py").write_text(LONG)
+    assert run_cli(["--no-format", "train.py"], cwd=tmp_path).returncode == 0
+    text = (tmp_path / "train.py").read_text()
+    assert "dtype=torch.float32).to(DEVICE)\n" in text
+    assert "DEVICE = (\n" in text  # the binding is written in its one shape
+
+
+def test_crlf_file_keeps_its_line_endings_when_formatted():
+    data = LONG.replace("\n", "\r\n").encode()
+    result = process_source("x.py", data, Job(WRITE, Options()))
+    assert result.changed
+    assert result.output.count(b"\r\n") == result.output.count(b"\n")
+    assert b"names = [ 'a','b' ]\r\n" in result.output
+
+
+def test_line_map_follows_a_line_that_black_split():
+    old = "import torch\nx = f(1).cuda()\ny = 2\n"
+    new = "import torch\n\nDEVICE = (\n    accel\n)\n\nx = f(1).to(DEVICE)\ny = 2\n"
+    mapping = line_map(old, new)
+    assert mapping[1:4] == [1, 7, 8]
