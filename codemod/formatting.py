@@ -9,16 +9,45 @@ from typing import List, Optional, Tuple
 LineRange = Tuple[int, int]
 
 
-def changed_lines(old: str, new: str) -> List[LineRange]:
-    """1-based inclusive ranges of ``new`` that differ from ``old``."""
-    matcher = difflib.SequenceMatcher(
-        None, old.splitlines(), new.splitlines(), autojunk=False
-    )
+def changed_lines(old: str, new: str, line_length: int = 0) -> List[LineRange]:
+    """1-based inclusive ranges of ``new`` that differ from ``old``.
+
+    With ``line_length``, a line edited in place is left out when it was already
+    longer than that and its code still fits (a long comment after a rewritten
+    value): black would split the user's line because of the comment, not because
+    of the rewrite.
+    """
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     ranges = []
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
-        if tag in ("replace", "insert") and j2 > j1:
-            ranges.append((j1 + 1, j2))
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag not in ("replace", "insert") or j2 <= j1:
+            continue
+        if line_length and tag == "replace" and i2 - i1 == j2 - j1:
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                if (
+                    len(old_lines[i]) <= line_length
+                    or _code_width(new_lines[j]) > line_length
+                ):
+                    ranges.append((j + 1, j + 1))
+            continue
+        ranges.append((j1 + 1, j2))
     return ranges
+
+
+def _code_width(line: str) -> int:
+    """Width of ``line`` without its trailing comment (the whole line when it is not
+    a complete statement on its own)."""
+    import io
+    import tokenize
+
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line + "\n").readline):
+            if token.type == tokenize.COMMENT:
+                return len(line[: token.start[1]].rstrip())
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return len(line)
 
 
 def line_map(old: str, new: str) -> List[int]:
@@ -81,7 +110,7 @@ def format_changed(old: str, new: str, mode) -> str:
     """
     import black
 
-    ranges = changed_lines(old, new)
+    ranges = changed_lines(old, new, mode.line_length)
     if not ranges:
         return new
     newline = "\r\n" if "\r\n" in new else "\n"

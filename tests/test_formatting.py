@@ -113,3 +113,19 @@ def test_line_map_follows_a_line_that_black_split():
     new = "import torch\n\nDEVICE = (\n    accel\n)\n\nx = f(1).to(DEVICE)\ny = 2\n"
     mapping = line_map(old, new)
     assert mapping[1:4] == [1, 7, 8]
+
+
+def test_a_long_comment_is_not_a_reason_to_split_a_rewritten_line():
+    import black
+
+    from codemod.options import Options
+    from codemod.transform import rewrite_source
+
+    comment = (
+        "# examples: 'cpu', 'cuda', 'cuda:0', 'cuda:1' etc., or try 'mps' on macbooks"
+    )
+    source = (
+        f"import torch\n\ndevice = 'cuda' {comment}\nx = torch.ones(1).to(device)\n"
+    )
+    out = rewrite_source(source, Options(), format_mode=black.Mode()).code
+    assert f"device = DEVICE.type {comment}\n" in out

@@ -22,9 +22,10 @@ RULES = (
         why="`.cuda()` raises on every machine without CUDA.",
         before="model = Net().cuda()\nx = x.cuda(non_blocking=True)",
         after="model = Net().to(DEVICE)\nx = x.to(DEVICE, non_blocking=True)",
-        safety="Safe for no argument and integer literals. An index held in a variable "
-        "is assumed to be an int (unsafe); in a module that defines its own `cuda` "
-        "method the call is only reported.",
+        safety="Safe for no argument, integer literals and names that say they hold an "
+        "index (`rank`, `local_rank`, `args.gpu`, `device_id`). Any other argument "
+        "is assumed to be an int (unsafe: it could be a torch.device). In a module "
+        "that defines its own `cuda` method the call is only reported.",
     ),
     Rule(
         "TP202",
@@ -67,6 +68,20 @@ PINNING_FACTORIES = {
         "logspace eye tensor as_tensor"
     ).split()
 }
+
+
+# Names that hold a device index in real code: `.cuda(rank)`, `.cuda(args.gpu)`.
+_INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|device_id|dev_id|idx|index|i)$")
+
+
+def _is_index(value: cst.BaseExpression) -> bool:
+    """An int literal, or a name that says it is an index; anything else might be a
+    torch.device, which `torch.device(DEVICE.type, x)` would reject."""
+    if isinstance(value, cst.Integer):
+        return True
+    name = value.attr.value if isinstance(value, cst.Attribute) else None
+    name = value.value if isinstance(value, cst.Name) else name
+    return bool(name and _INDEX_NAME.search(name))
 
 
 class TensorMethods(Pass):
@@ -136,7 +151,7 @@ class TensorMethods(Pass):
         if len(index) > 1 or any(a.star for a in updated.args):
             self.report(original, "TP201")
             return updated
-        literal = not index or isinstance(index[0].value, cst.Integer)
+        literal = not index or _is_index(index[0].value)
         message = (
             ""
             if literal
