@@ -242,7 +242,8 @@ class _Visitor(ast.NodeVisitor):
         return False
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr == "is_cuda":
+        if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
+            # `self.is_cuda = ...` defines a user's attribute; reading one is a site.
             self.add(node, ".is_cuda")
         parts = _dotted(node)
         if parts is not None and self._is_outer(node):

@@ -18,7 +18,7 @@ reports one markdown table row per folder:
                  errors, internal errors)
 ``no compile``   changed ``.py`` files that compiled before and no longer ``compile()``
 ``non-idem``     files the second run changed again
-``no-cuda chg``  changed files without ``cuda`` bytes (must be 0)
+``no-cuda chg``  changed files that mention neither ``cuda`` nor ``nccl`` (must be 0)
 ``text chg``     changed files whose comments, docstrings or non-device string literals
                  changed (device strings ``"cuda"``, ``"cuda:N"``, ``"cuda:{}"``,
                  f-strings starting ``cuda:``, and ``"nccl"`` may change)
@@ -128,6 +128,12 @@ class Row:
 
 # --------------------------------------------------------------------------------------------
 # helpers
+
+
+def _mentions_cuda(data: bytes) -> bool:
+    """CUDA code in a file's bytes: "cuda" or the NCCL backend, in any case."""
+    lowered = data.lower()
+    return b"cuda" in lowered or b"nccl" in lowered
 
 
 def default_command() -> list[str]:
@@ -326,7 +332,7 @@ def check(
     try:
         before = snapshot(copy)
         row.files = len(before)
-        row.cuda_files = sum(b"cuda" in v.lower() for v in before.values())
+        row.cuda_files = sum(_mentions_cuda(v) for v in before.values())
         sites0, _ = run_census([copy])
         row.sites_before = len(sites0)
 
@@ -360,9 +366,9 @@ def check(
         row.changed = len(changed)
         for k in changed:
             b, a = before[k], mid.get(k, b"")
-            if b"cuda" not in b.lower():
+            if not _mentions_cuda(b):
                 row.nocuda_changed += 1
-                problems.append(f"{k}: changed but has no 'cuda' bytes")
+                problems.append(f"{k}: changed but mentions neither CUDA nor NCCL")
             if k.endswith(".py"):
                 if compiles(b, k) and not compiles(a, k):
                     row.no_compile += 1

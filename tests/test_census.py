@@ -233,3 +233,7 @@ def test_subscript_keys_are_not_device_strings():
     assert kinds('counts = {}\ncounts["cuda"] = 1\nx = "cuda"\n') == [
         (3, "device-string")
     ]
+
+
+def test_assigning_an_is_cuda_attribute_is_not_a_site():
+    assert kinds("self.is_cuda = False\nif x.is_cuda:\n    pass\n") == [(2, ".is_cuda")]

@@ -406,7 +406,7 @@ UNKNOWN = _report(
 ALIASES = re.compile(r"^torch\.cuda\.(?:memory|random|streams)\.")
 # Reported by other passes (AMP, distributed, backend flags, report-only ones).
 ELSEWHERE = re.compile(
-    r"^torch\.cuda\.(?:amp|nvtx|nccl|graphs?|CUDAGraph|make_graphed_callables"
+    r"^torch\.cuda\.(?:amp|nvtx|graphs?|CUDAGraph|make_graphed_callables"
     r"|graph_pool_handle|is_current_stream_capturing|get_device_capability"
     r"|is_bf16_supported)(?:\.|$)"
 )
