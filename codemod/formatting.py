@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import List, Optional, Tuple
+
+from codemod.linediff import opcodes
 
 LineRange = Tuple[int, int]
 
 
 def changed_lines(old: str, new: str) -> List[LineRange]:
     """1-based inclusive ranges of ``new`` that differ from ``old``."""
-    matcher = difflib.SequenceMatcher(
-        None, old.splitlines(), new.splitlines(), autojunk=False
-    )
     ranges = []
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
+    for tag, _, _, j1, j2 in opcodes(old.splitlines(), new.splitlines()):
         if tag in ("replace", "insert") and j2 > j1:
             ranges.append((j1 + 1, j2))
     return ranges
@@ -25,8 +23,7 @@ def line_map(old: str, new: str) -> List[int]:
     """For each 1-based line of ``old``, the line of ``new`` that holds it (index 0 unused)."""
     old_lines, new_lines = old.splitlines(), new.splitlines()
     mapping = [0] * (len(old_lines) + 2)
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(old_lines, new_lines):
         for i in range(i1, i2):
             offset = min(i - i1, max(j2 - j1 - 1, 0))
             mapping[i + 1] = j1 + offset + 1
@@ -83,7 +80,6 @@ def format_changed(old: str, new: str, mode, keep: str = "") -> str:
     except Exception:  # black refuses some valid code; keep the unformatted rewrite
         return new
     return formatted.replace("\n", newline) if newline == "\r\n" else formatted
-
 
 
 def _without(ranges: List[LineRange], first: int, last: int) -> List[LineRange]:
