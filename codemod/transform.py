@@ -21,6 +21,10 @@ class RewriteError(Exception):
     """The rewrite produced something torchport will not write."""
 
 
+class RoundTripError(RewriteError):
+    """libcst does not give back the input byte for byte: nothing can be rewritten."""
+
+
 @dataclass
 class Rewrite:
     source: str
@@ -47,6 +51,12 @@ def rewrite_source(
     text diagnostics point into: "output" (the rewritten file) or "input".
     """
     module = cst.parse_module(source)
+    if module.code != source:
+        # Seen with a form feed opening the line after an indented block.
+        raise RoundTripError(
+            f"libcst does not reproduce line {_first_difference(source, module.code)}"
+            " of this file exactly"
+        )
     context = FileContext(options, source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     plan_binding(wrapper, context)
@@ -93,6 +103,15 @@ def _moved(diagnostic: Diagnostic, mapping: List[int]) -> Diagnostic:
         mapping[diagnostic.line] if diagnostic.line < len(mapping) else diagnostic.line
     )
     return replace(diagnostic, line=line)
+
+
+def _first_difference(a: str, b: str) -> int:
+    for number, (x, y) in enumerate(
+        zip(a.splitlines(keepends=True), b.splitlines(keepends=True)), start=1
+    ):
+        if x != y:
+            return number
+    return min(a.count("\n"), b.count("\n")) + 1
 
 
 def _step_name(pass_class: Type[Pass], diagnostics: Sequence[Diagnostic]) -> str:
