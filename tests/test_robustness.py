@@ -252,3 +252,122 @@ def test_big_file_is_linear(tmp_path):
     assert out.endswith(line * (5_000_000 // len(line)))
     assert ".to(DEVICE)" in out
     assert elapsed < 60, elapsed
+
+
+# -- the self-check: a faulty pass never reaches the disk ----------------------------
+import libcst as cst  # noqa: E402
+
+from codemod import transform  # noqa: E402
+from codemod.passes.base import Pass  # noqa: E402
+from codemod.passes.tensor_methods import TensorMethods  # noqa: E402
+
+
+class EmitsInvalidCode(Pass):
+    """`.cuda()` becomes `x +<newline>y` outside parentheses: not Python."""
+
+    def leave_Call(self, original_node, updated_node):
+        if m_cuda(updated_node) and self.apply(original_node, "TP201"):
+            # libcst validates a Name's text; a line break inside an operator is not
+            return cst.BinaryOperation(
+                left=cst.Name("x"),
+                operator=cst.Add(whitespace_after=cst.ParenthesizedWhitespace()),
+                right=cst.Name("y"),
+            )
+        return updated_node
+
+
+class ForgetsParentheses(Pass):
+    """`(a + b).cuda()` becomes `a + b.type`: valid text, another tree."""
+
+    def leave_Call(self, original_node, updated_node):
+        if m_cuda(updated_node) and self.apply(original_node, "TP201"):
+            inner = updated_node.func.value.with_changes(lpar=[], rpar=[])
+            return cst.Attribute(value=inner, attr=cst.Name("type"))
+        return updated_node
+
+
+class Crashes(Pass):
+    def leave_Call(self, original_node, updated_node):
+        if m_cuda(updated_node):
+            raise KeyError("boom")
+        return updated_node
+
+
+def m_cuda(call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
+
+
+SUM_CUDA = "import torch\n\na, b = torch.ones(2), torch.ones(2)\nx = (a + b).cuda()\n"
+
+
+@pytest.mark.parametrize(
+    "faulty, problem",
+    [
+        (EmitsInvalidCode, "produced invalid Python"),
+        (ForgetsParentheses, "parses into a different tree than the one built"),
+        (Crashes, "failed: KeyError: 'boom'"),
+    ],
+)
+def test_faulty_pass_is_caught_and_named(faulty, problem):
+    with pytest.raises(transform.RewriteError) as caught:
+        transform.rewrite_source(SUM_CUDA, Options(), passes=(faulty, TensorMethods))
+    message = str(caught.value)
+    assert problem in message
+    assert f"pass {faulty.__name__}" in message
+    if faulty is not Crashes:
+        assert "(TP201)" in message  # the rules the pass applied
+
+
+def test_faulty_pass_leaves_the_file_untouched(tmp_path, monkeypatch):
+    target = tmp_path / "train.py"
+    target.write_text(SUM_CUDA)
+    real = transform.rewrite_source
+
+    def with_faulty_pass(*args, **kwargs):
+        return real(*args, **dict(kwargs, passes=(ForgetsParentheses,)))
+
+    monkeypatch.setattr(transform, "rewrite_source", with_faulty_pass)
+    result = engine.process_file(target, engine.Job(engine.WRITE, Options(), True))
+    assert result.error.startswith(f"{target}: internal error: pass ForgetsParentheses")
+    assert result.error.endswith("; file left untouched")
+    assert not result.written and target.read_text() == SUM_CUDA
+
+
+def test_a_crash_in_one_file_does_not_stop_the_run(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text(SUM_CUDA)
+    (tmp_path / "b.py").write_text(CUDA)
+    real = transform.rewrite_source
+
+    def crash_on_sums(source, *args, **kwargs):
+        if "a + b" in source:
+            raise ZeroDivisionError("a bug")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(transform, "rewrite_source", crash_on_sums)
+    job = engine.Job(engine.WRITE, Options(), False)
+    results = engine.run([tmp_path / "a.py", tmp_path / "b.py"], job, jobs=2)
+    assert results[0].error == (
+        f"{tmp_path / 'a.py'}: internal error: ZeroDivisionError: a bug;"
+        " file left untouched"
+    )
+    assert results[1].written and ".to(DEVICE)" in (tmp_path / "b.py").read_text()
+    assert (tmp_path / "a.py").read_text() == SUM_CUDA
+
+
+def test_a_dead_worker_is_reported_not_hung(tmp_path, monkeypatch):
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(CUDA)
+    (tmp_path / "die.py").write_text(CUDA + "# die\n")
+    real = engine.process_source
+
+    def die_on_marker(display, data, *args, **kwargs):
+        if b"# die" in data:
+            os._exit(9)
+        return real(display, data, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "process_source", die_on_marker)
+    files = sorted(tmp_path.iterdir())
+    results = engine.run(files, engine.Job(engine.CHECK, Options(), False), jobs=2)
+    errors = [r.error for r in results if r.error]
+    assert f"{tmp_path / 'die.py'}: a worker process died" in " ".join(errors)
+    assert len(results) == 4
