@@ -423,8 +423,8 @@ def _one_line(error: BaseException) -> str:
 
 
 # -- many files -------------------------------------------------------------------------
-def _work(args: Tuple[Path, Job]) -> FileResult:
-    return process_file(*args)
+def _work_chunk(chunk: Sequence[Tuple[Path, Job]]) -> List[FileResult]:
+    return [process_file(path, job) for path, job in chunk]
 
 
 def _init_worker() -> None:
@@ -448,7 +448,7 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         process.join(5)
         if process.is_alive():
             process.kill()
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=False)
 
 
 def run(
@@ -499,12 +499,19 @@ def _run_pool(files, todo, job, workers, results, progress) -> None:
         max_workers=workers, mp_context=context, initializer=_init_worker
     )
     try:
-        chunk = max(1, min(8, len(todo) // (workers * 4)))
-        mapped = pool.map(_work, [(files[i], job) for i in todo], chunksize=chunk)
-        for index, result in zip(todo, mapped):
-            results[index] = result
-            if progress:
-                progress(1)
+        size = max(1, min(8, len(todo) // (workers * 4)))
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+        # Futures, not pool.map: map cancels its futures when interrupted, and the
+        # executor then trips over them while its workers are being stopped.
+        futures = [
+            pool.submit(_work_chunk, [(files[i], job) for i in chunk])
+            for chunk in chunks
+        ]
+        for chunk, future in zip(chunks, futures):
+            for index, result in zip(chunk, future.result()):
+                results[index] = result
+                if progress:
+                    progress(1)
     except BrokenProcessPool:
         # A worker died (killed, out of memory): what it had not reported is unknown,
         # and the files it was given were left untouched or rewritten whole.
