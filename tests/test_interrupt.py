@@ -76,7 +76,8 @@ def _wait_for_writes(proc, root: Path) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         done = sum(
-            b"DEVICE" in (root / f"f{i:03d}.py").read_bytes() for i in range(0, FILES, 7)
+            b"DEVICE" in (root / f"f{i:03d}.py").read_bytes()
+            for i in range(0, FILES, 7)
         )
         if done >= 2:
             return

@@ -206,7 +206,9 @@ def test_path_given_twice_is_processed_once(tree):
     assert "of 18 files" in proc.stderr, proc.stderr
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files without read permission")
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root reads files without read permission"
+)
 def test_file_without_read_permission(tmp_path):
     # As root this case is covered by unreadable.py (a read that fails for everyone).
     target = tmp_path / "secret.py"
