@@ -13,16 +13,7 @@ import click
 from codemod import __version__
 from codemod.config import ConfigError, resolve_options
 from codemod.diagnostics import RENDERERS
-from codemod.engine import (
-    CHECK,
-    DIFF,
-    WRITE,
-    FileResult,
-    Job,
-    discover,
-    process_source,
-    run,
-)
+from codemod.engine import CHECK, DIFF, WRITE, FileResult, Job, discover, process_source, run
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -47,64 +38,20 @@ def main() -> None:
 
 @main.command("run")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@click.option(
-    "--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing."
-)
-@click.option(
-    "--check",
-    is_flag=True,
-    help="Write nothing; exit 1 if anything would change or remains.",
-)
-@click.option(
-    "--select", help="Comma-separated rule codes or prefixes to enable (default: TP)."
-)
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if anything would change or remains.")
+@click.option("--select", help="Comma-separated rule codes or prefixes to enable (default: TP).")
 @click.option("--ignore", help="Comma-separated rule codes or prefixes to disable.")
-@click.option(
-    "--unsafe-fixes/--no-unsafe-fixes",
-    default=None,
-    help="Also apply fixes that need review.",
-)
-@click.option(
-    "--target-torch", help="Oldest torch release the code must run on, e.g. 2.6."
-)
-@click.option(
-    "--device-name", help="Name of the module-level device binding (default DEVICE)."
-)
-@click.option(
-    "--output-format",
-    type=click.Choice(sorted(RENDERERS)),
-    default="text",
-    show_default=True,
-)
-@click.option(
-    "--format/--no-format",
-    "format_code",
-    default=None,
-    help="Black the changed lines (default on).",
-)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    help="Worker processes (default: all cores).",
-)
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that need review.")
+@click.option("--target-torch", help="Oldest torch release the code must run on, e.g. 2.6.")
+@click.option("--device-name", help="Name of the module-level device binding (default DEVICE).")
+@click.option("--output-format", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
+@click.option("--format/--no-format", "format_code", default=None, help="Black the changed lines (default on).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
 @click.option("--stdin-filename", help="The name to report for input read from '-'.")
 @click.option("-q", "--quiet", is_flag=True, help="Print diagnostics only, no summary.")
-def run_command(
-    paths,
-    show_diff,
-    check,
-    select,
-    ignore,
-    unsafe_fixes,
-    target_torch,
-    device_name,
-    output_format,
-    format_code,
-    jobs,
-    stdin_filename,
-    quiet,
-) -> None:
+def run_command(paths, show_diff, check, select, ignore, unsafe_fixes, target_torch,
+                device_name, output_format, format_code, jobs, stdin_filename, quiet) -> None:
     """Rewrite PATHS (files and folders; '-' for stdin) in place."""
     mode = DIFF if show_diff else CHECK if check else WRITE
     flags = {
@@ -124,10 +71,7 @@ def run_command(
     if list(paths) == ["-"]:
         sys.exit(_run_stdin(job, stdin_filename or "-", output_format, mode))
     if not paths:
-        click.echo(
-            "torchport: no paths given (use '.' for this folder, '-' for stdin)",
-            err=True,
-        )
+        click.echo("torchport: no paths given (use '.' for this folder, '-' for stdin)", err=True)
         sys.exit(EXIT_ERROR)
     with _interruptible():
         files, errors = discover(paths, exclude=settings.exclude)
@@ -152,15 +96,11 @@ def _interruptible():
     try:
         yield
     except KeyboardInterrupt:
-        click.echo(
-            "torchport: interrupted; files not yet rewritten are untouched", err=True
-        )
+        click.echo("torchport: interrupted; files not yet rewritten are untouched", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except SystemExit as stop:
         if stop.code == 128 + signal.SIGTERM:
-            click.echo(
-                "torchport: terminated; files not yet rewritten are untouched", err=True
-            )
+            click.echo("torchport: terminated; files not yet rewritten are untouched", err=True)
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -183,11 +123,7 @@ def _run_stdin(job: Job, name: str, output_format: str, mode: str) -> int:
     if result.error:
         click.echo(result.error, err=True)
         return EXIT_ERROR
-    return (
-        EXIT_FINDINGS
-        if _remaining(result.diagnostics) or (mode != WRITE and result.changed)
-        else EXIT_CLEAN
-    )
+    return EXIT_FINDINGS if _remaining(result.diagnostics) or (mode != WRITE and result.changed) else EXIT_CLEAN
 
 
 def _shown(diagnostics, mode: str):
@@ -199,13 +135,8 @@ def _remaining(diagnostics) -> List:
     return [d for d in diagnostics if not d.applied]
 
 
-def _report(
-    results: Sequence[FileResult],
-    errors: List[str],
-    output_format: str,
-    mode: str,
-    quiet: bool,
-) -> int:
+def _report(results: Sequence[FileResult], errors: List[str], output_format: str,
+            mode: str, quiet: bool) -> int:
     for result in results:
         if result.diff:
             click.echo(result.diff, nl=False)
@@ -239,6 +170,5 @@ def rules_command() -> None:
 
     for rule in all_rules().values():
         since = format_version(rule.min_torch) if rule.min_torch else "-"
-        click.echo(
-            f"{rule.code}  {rule.fix.value:<6}  torch>={since:<5}  {rule.name}: {rule.message}"
-        )
+        click.echo(f"{rule.code}  {rule.fix.value:<6}  torch>={since:<5}  {rule.name}: {rule.message}")
+

@@ -23,9 +23,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 from codemod.diagnostics import Diagnostic
 
 # Union of the passes' triggers, as bytes. Kept in sync by tests/test_engine.py.
-PREFILTER = re.compile(
-    rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune"
-)
+PREFILTER = re.compile(rb"cuda|nccl|pin_memory|CUDA|pynvml|apex|reduce-overhead|max-autotune")
 
 SKIPPED_DIRS = {
     ".git",
@@ -201,13 +199,12 @@ def decode(data: bytes) -> Tuple[str, str]:
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         byte = data[error.start : error.start + 1].hex()
-        declared = "declared" if encoding != "utf-8" else "no coding declaration, so"
-        raise UnicodeError(
-            f"not valid {encoding} ({declared} PEP 263 applies): byte 0x{byte} on line {line}"
-            if encoding != "utf-8"
-            else f"not valid UTF-8 (byte 0x{byte} on line {line}) and no PEP 263"
-            " coding declaration"
-        ) from None
+        if encoding == "utf-8":
+            reason = f"not valid UTF-8 (byte 0x{byte} on line {line})"
+            reason += " and no PEP 263 coding declaration"
+        else:
+            reason = f"not valid {encoding}, as declared (byte 0x{byte} on line {line})"
+        raise UnicodeError(reason) from None
     if text.encode(encoding) != data:
         raise UnicodeError(f"{encoding} text does not encode back to the same bytes")
     return text, encoding
