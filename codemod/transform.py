@@ -200,6 +200,13 @@ def _formatting_is_safe(source: str, code: str, formatted: str) -> bool:
         return False
     if ast.dump(before) != ast.dump(after):
         return False
+    try:
+        # A second run must be able to read it: libcst fails to reproduce some
+        # whitespace-only lines after a block black re-indented from tabs.
+        if cst.parse_module(formatted).code != formatted:
+            return False
+    except cst.ParserSyntaxError:
+        return False
     old, new, out = (t.splitlines(keepends=True) for t in (source, code, formatted))
     untouched = set()
     for tag, i1, i2, j1, j2 in opcodes(old, new):

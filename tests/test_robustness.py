@@ -33,6 +33,8 @@ CASES = {
     "crlf.py": b"import torch\r\n\r\ny  =  [1,2]\r\nx = torch.ones(2).cuda()\r\nz=3\r\n",
     "mixed.py": b"import torch\n\ny  =  [1,2]\r\nx = torch.ones(2).cuda()\nz=3\r\n",
     "tabs.py": b"import torch\nif True:\n\ta  = 1\n\tx = torch.ones(2).cuda()\n\tb  = 2\n",
+    # black re-indents line 3 with spaces; libcst cannot read that output back
+    "tabs_blank.py": b"import torch\nclass C:\n\ty = f(x).cuda()\n\n\t\t  \t \t\n",
     "formfeed.py": b"import torch\n\x0c\ny  = 1\nx = torch.ones(2).cuda()\n",
     "formfeed_lost.py": (
         b"import torch\nif True:\n    a = 1\n\x0cdef f():\n    return torch.ones(2).cuda()\n"
@@ -167,6 +169,13 @@ def test_tab_indented_block_keeps_its_untouched_lines(tree):
     assert b"\n\ta  = 1\n\tx = torch.ones(2).to(DEVICE)\n\tb  = 2\n" in data
 
 
+def test_output_is_readable_by_the_next_run(tree):
+    root, _, proc = tree
+    assert b"\n\ty = f(x).to(DEVICE)\n" in (root / "tabs_blank.py").read_bytes()
+    second = run_cli(["--check", str(root / "tabs_blank.py")], cwd=root)
+    assert second.returncode == 0, second.stderr
+
+
 def test_form_feed_kept(tree):
     root, _, _ = tree
     data = (root / "formfeed.py").read_bytes()
@@ -201,9 +210,9 @@ def test_read_only_file_is_not_written_nor_chmodded(tree):
 
 def test_path_given_twice_is_processed_once(tree):
     _, _, proc = tree
-    # files: 15 cases + dir.py/inner.py + readonly.py + unreadable.py (link.py and
+    # files: 16 cases + dir.py/inner.py + readonly.py + unreadable.py (link.py and
     # broken.py are symbolic links, skipped by the walk; crlf.py counted once)
-    assert "of 18 files" in proc.stderr, proc.stderr
+    assert "of 19 files" in proc.stderr, proc.stderr
 
 
 @pytest.mark.skipif(
