@@ -11,9 +11,11 @@ the way back; lines the rewrite did not change are copied from the original.
 from __future__ import annotations
 
 import ast
-import difflib
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Set, Tuple
+
+from codemod.lines import split_lines
+from codemod.linediff import opcodes
 
 Span = Tuple[int, int]  # first and last line, 1-based, inclusive
 
@@ -126,10 +128,9 @@ def _span_range(stmt: ast.stmt) -> Tuple[int, int]:
 def splice(original: Sequence[str], old: str, new: str, indent: str) -> List[str]:
     """The chunk's new lines: unchanged lines byte for byte from ``original``, changed
     and added ones re-indented."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    a, b = split_lines(old), split_lines(new)
     out: List[str] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(a, b):
         if tag == "equal":
             out.extend(original[i1:i2])
             continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -149,12 +151,44 @@ def run_command(
             err=True,
         )
         sys.exit(EXIT_ERROR)
-    files, errors = discover(paths, exclude=settings.exclude, extensions=EXTENSIONS)
-    if settings.exclude is not None:
-        # Files named on the command line (as pre-commit does) are excluded too.
-        files = [f for f in files if not settings.exclude(f, False)]
-    results = _run(files, job, jobs, progress=_wants_progress(len(files), quiet))
+    with _interruptible():
+        files, errors = discover(paths, exclude=settings.exclude, extensions=EXTENSIONS)
+        if settings.exclude is not None:
+            # Files named on the command line (as pre-commit does) are excluded too.
+            files = [f for f in files if not settings.exclude(f, False)]
+        results = _run(files, job, jobs, progress=_wants_progress(len(files), quiet))
     sys.exit(_report(results, errors, view))
+
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, like a shell
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """Ctrl-C and SIGTERM: stop the workers, say so in one line, exit 130 / 143.
+
+    Every file is then untouched or completely rewritten (engine.write_atomic).
+    """
+
+    def terminated(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo(
+            "torchport: interrupted; files not yet rewritten are untouched", err=True
+        )
+        sys.exit(EXIT_INTERRUPTED)
+    except SystemExit as stop:
+        if stop.code == 128 + signal.SIGTERM:
+            click.echo(
+                "torchport: terminated; files not yet rewritten are untouched", err=True
+            )
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 EXTENSIONS = (".py", ".ipynb")
@@ -264,7 +298,7 @@ def _report(results: Sequence[FileResult], errors: List[str], view: View) -> int
         click.echo(render_fixes(results, _fix_heading(view)), nl=False)
     errors = errors + [r.error for r in results if r.error]
     for line in errors:
-        click.echo(line.replace("\n", "\\n"), err=True)
+        click.echo(line.replace("\r", "\\r").replace("\n", "\\n"), err=True)
     changed = [r for r in results if r.changed and not r.error]
     remaining = [d for r in results for d in _remaining(r.diagnostics)]
     if not view.quiet:

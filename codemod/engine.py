@@ -11,6 +11,7 @@ import difflib
 import io
 import os
 import re
+import signal
 import stat
 import tempfile
 import tokenize
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from codemod.lines import split_lines
 from codemod.diagnostics import Diagnostic
 
 # Union of the passes' triggers, as bytes. Kept in sync by tests/test_engine.py.
@@ -192,15 +194,41 @@ def needs_parsing(data: bytes) -> bool:
 
 
 def decode(data: bytes) -> Tuple[str, str]:
-    """Text and encoding of a Python source file (PEP 263 cookie and BOM honoured)."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding), encoding
+    """Text and encoding of a Python source file (PEP 263 cookie and BOM honoured).
+
+    Raises ``UnicodeError`` (with a one-line reason) when the bytes are not text in
+    the declared encoding, or would not encode back to exactly the same bytes.
+    """
+    if b"\x00" in data:
+        raise UnicodeError("binary file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise UnicodeError(_one_line(error)) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        byte = data[error.start : error.start + 1].hex()
+        if encoding == "utf-8":
+            reason = f"not valid UTF-8 (byte 0x{byte} on line {line})"
+            reason += " and no PEP 263 coding declaration"
+        else:
+            reason = f"not valid {encoding}, as declared (byte 0x{byte} on line {line})"
+        raise UnicodeError(reason) from None
+    if text.encode(encoding) != data:
+        raise UnicodeError(f"{encoding} text does not encode back to the same bytes")
+    return text, encoding
 
 
 def process_source(
     display: str, data: bytes, job: Job, path: Optional[Path] = None
 ) -> FileResult:
-    """Rewrite the bytes of one file; never touches the disk."""
+    """Rewrite the bytes of one file; never touches the disk.
+
+    Whatever goes wrong with one file ends up in ``result.error`` (one line, starting
+    with the file name); nothing here raises for a bad file.
+    """
     result = FileResult(display)
     if not needs_parsing(data):
         return result
@@ -210,42 +238,77 @@ def process_source(
         return process_notebook(display, data, job, path)
     try:
         source, encoding = decode(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        result.error = f"{display}: cannot decode: {_one_line(error)}"
+    except UnicodeError as error:
+        result.error = f"{display}: cannot decode: {error}"
         return result
-    if "\x00" in source:
-        result.error = f"{display}: cannot parse: file contains NUL bytes"
-        return result
-    from codemod.transform import ParseError, RewriteError, rewrite_source
+    import libcst as cst
 
-    mode = None
-    if job.format:
-        from codemod.formatting import black_mode
+    from codemod.transform import RewriteError, RoundTripError, rewrite_source
 
-        mode = black_mode(path)
     try:
+        mode = None
+        if job.format:
+            from codemod.formatting import black_mode
+
+            mode = black_mode(path)
         rewrite = rewrite_source(
             source,
             job.options,
             format_mode=mode,
             positions="output" if job.mode == WRITE else "input",
         )
-    except ParseError as error:
-        result.error = f"{display}: cannot parse: {error}"
-        return result
-    except RewriteError as error:
-        result.error = f"{display}: internal error: {error}; file left untouched"
+        output = rewrite.code.encode(encoding) if rewrite.changed else None
+    except (cst.ParserSyntaxError, SyntaxError) as error:
+        result.error = f"{display}: cannot parse: {_syntax_message(source, error)}"
         return result
     except RecursionError:
         result.error = f"{display}: cannot parse: nesting too deep"
         return result
+    except RoundTripError as error:
+        result.error = f"{display}: cannot rewrite: {error}; file left untouched"
+        return result
+    except RewriteError as error:
+        result.error = f"{display}: internal error: {error}; file left untouched"
+        return result
+    except Exception as error:  # a bug in torchport must cost one file, not the run
+        result.error = (
+            f"{display}: internal error: {type(error).__name__}: {_one_line(error)};"
+            " file left untouched"
+        )
+        return result
     result.diagnostics = [d.at(display) for d in rewrite.diagnostics]
     if rewrite.changed:
         result.changed = True
-        result.output = rewrite.code.encode(encoding)
+        result.output = output
         if job.mode == DIFF:
             result.diff = unified_diff(display, source, rewrite.code)
     return result
+
+
+# CPython's messages for code that is Python 2.
+_PYTHON2 = re.compile(
+    r"Missing parentheses in call to|multiple exception types must be parenthesized"
+    r"|leading zeros in decimal integer literals"
+)
+
+
+def _syntax_message(source: str, error: Exception) -> str:
+    """CPython's own message (clearer than the parser's), with the line."""
+    try:
+        compile(
+            source, "<file>", "exec", dont_inherit=True, flags=0x400
+        )  # PyCF_ONLY_AST
+    except SyntaxError as python_error:
+        error = python_error
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    if isinstance(error, SyntaxError):
+        where = f"line {error.lineno}: " if error.lineno else ""
+        text = f"{where}{error.msg}"
+        if _PYTHON2.search(error.msg or ""):
+            text += " (Python 2 code is not supported)"
+        return text
+    return _one_line(error)
 
 
 def unified_diff(display: str, old: str, new: str) -> str:
@@ -255,8 +318,8 @@ def unified_diff(display: str, old: str, new: str) -> str:
         (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
     )
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
+        split_lines(old),
+        split_lines(new),
         fromfile=old_name,
         tofile=new_name,
     )
@@ -273,13 +336,13 @@ def process_file(path: Path, job: Job) -> FileResult:
     if job.per_file is not None:
         job = replace(job, options=job.per_file(path))
     try:
-        before = os.stat(path)
         with open(path, "rb") as handle:
+            before = os.fstat(handle.fileno())
             data = handle.read()
     except OSError as error:
-        return FileResult(display, error=f"{display}: cannot read: {error.strerror}")
+        return FileResult(display, error=f"{display}: cannot read: {_os_reason(error)}")
     result = process_source(display, data, job, path)
-    if result.changed and job.mode == WRITE:
+    if result.changed and job.mode == WRITE and result.error is None:
         try:
             write_atomic(path, result.output, data, before)
             result.written = True
@@ -290,9 +353,13 @@ def process_file(path: Path, job: Job) -> FileResult:
         except ReadOnlyError:
             result.error = f"{display}: read-only file; not written"
         except OSError as error:
-            result.error = f"{display}: cannot write: {error.strerror or error}"
+            result.error = f"{display}: cannot write: {_os_reason(error)}"
     result.output = None  # do not ship file contents back to the parent
     return result
+
+
+def _os_reason(error: OSError) -> str:
+    return error.strerror or _one_line(error)
 
 
 class FileChangedError(Exception):
@@ -303,6 +370,10 @@ class ReadOnlyError(Exception):
     pass
 
 
+TEMP_SUFFIX = ".torchport~"  # temporary files: ".<name>.<random>.torchport~"
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def write_atomic(
     path: Path, data: bytes, original: bytes, before: os.stat_result
 ) -> None:
@@ -310,36 +381,56 @@ def write_atomic(
 
     The new bytes go to a temporary file beside the original, are flushed to disk,
     then renamed over it; a file that changed since it was read is not replaced.
+    A read-only file (no write bit) is never replaced, even by root.
+    SIGINT and SIGTERM wait until the temporary file is renamed or removed; after
+    SIGKILL a ``.<name>.XXXX.torchport~`` file may be left, never a ``.py``.
     """
     if not before.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise ReadOnlyError()
     target = Path(os.path.realpath(path))
-    fd, temp = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".torchport~", dir=target.parent
-    )
+    blocked = _block(_STOP_SIGNALS)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, stat.S_IMODE(before.st_mode))
-        if hasattr(os, "chown") and os.geteuid() == 0:
+        fd, temp = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent
+        )
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temp, stat.S_IMODE(before.st_mode))
+            if hasattr(os, "chown") and os.geteuid() == 0:
+                try:
+                    os.chown(temp, before.st_uid, before.st_gid)
+                except OSError:
+                    pass
+            now = os.stat(target)
+            if (now.st_mtime_ns, now.st_size) != (
+                before.st_mtime_ns,
+                before.st_size,
+            ) or (target.read_bytes() != original):
+                raise FileChangedError()
+            os.replace(temp, target)
+        except BaseException:
             try:
-                os.chown(temp, before.st_uid, before.st_gid)
+                os.unlink(temp)
             except OSError:
                 pass
-        now = os.stat(target)
-        if (now.st_mtime_ns, now.st_size) != (before.st_mtime_ns, before.st_size) or (
-            target.read_bytes() != original
-        ):
-            raise FileChangedError()
-        os.replace(temp, target)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
+            raise
+    finally:
+        _unblock(blocked)
+
+
+def _block(signals):
+    """Defer ``signals`` in this thread (a no-op where that is not supported)."""
+    if hasattr(signal, "pthread_sigmask"):
+        return signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    return None
+
+
+def _unblock(previous) -> None:
+    if previous is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _one_line(error: BaseException) -> str:
@@ -350,8 +441,32 @@ def _one_line(error: BaseException) -> str:
 
 
 # -- many files -------------------------------------------------------------------------
-def _work(args: Tuple[Path, Job]) -> FileResult:
-    return process_file(*args)
+def _work_chunk(chunk: Sequence[Tuple[Path, Job]]) -> List[FileResult]:
+    return [process_file(path, job) for path, job in chunk]
+
+
+def _init_worker() -> None:
+    # Ctrl-C reaches the whole process group; the parent alone decides what to do,
+    # and stops the workers with SIGTERM (deferred while one is replacing a file).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate the workers now, without waiting for the files queued for them."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(5)
+        if process.is_alive():
+            process.kill()
+    pool.shutdown(wait=False)
 
 
 def run(
@@ -360,6 +475,8 @@ def run(
     """Process ``files``; results come back in the order of ``files``.
 
     Files whose bytes cannot need a rewrite are settled here without a worker.
+    An interrupt (KeyboardInterrupt, SystemExit) stops the workers before it
+    propagates; a file is then either untouched or completely rewritten.
     """
     results: List[Optional[FileResult]] = [None] * len(files)
     todo: List[int] = []
@@ -369,7 +486,7 @@ def run(
                 data = handle.read()
         except OSError as error:
             results[index] = FileResult(
-                str(path), error=f"{path}: cannot read: {error.strerror}"
+                str(path), error=f"{path}: cannot read: {_os_reason(error)}"
             )
             continue
         if needs_parsing(data):
@@ -385,19 +502,50 @@ def run(
             if progress:
                 progress(1)
     else:
-        import multiprocessing
+        _run_pool(files, todo, job, workers, results, progress)
+    return [r for r in results if r is not None]
 
-        import codemod.transform  # noqa: F401  (imported once, inherited by the workers)
 
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            chunk = max(1, min(8, len(todo) // (workers * 4)))
-            mapped = pool.map(_work, [(files[i], job) for i in todo], chunksize=chunk)
-            for index, result in zip(todo, mapped):
+def _run_pool(files, todo, job, workers, results, progress) -> None:
+    import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
+    import codemod.transform  # noqa: F401  (imported once, inherited by the workers)
+
+    context = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init_worker
+    )
+    try:
+        size = max(1, min(8, len(todo) // (workers * 4)))
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+        # Futures, not pool.map: map cancels its futures when interrupted, and the
+        # executor then trips over them while its workers are being stopped.
+        futures = [
+            pool.submit(_work_chunk, [(files[i], job) for i in chunk])
+            for chunk in chunks
+        ]
+        for chunk, future in zip(chunks, futures):
+            for index, result in zip(chunk, future.result()):
                 results[index] = result
                 if progress:
                     progress(1)
-    return [r for r in results if r is not None]
+    except BrokenProcessPool:
+        # A worker died (killed, out of memory): what it had not reported is unknown,
+        # and the files it was given were left untouched or rewritten whole.
+        for index in todo:
+            if results[index] is None:
+                path = files[index]
+                results[index] = FileResult(
+                    str(path),
+                    error=f"{path}: a worker process died; the file is untouched or fully rewritten",
+                )
+        _stop_workers(pool)
+    except BaseException:
+        _stop_workers(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
 
 
 def iter_diagnostics(results: Iterable[FileResult]) -> Iterator[Diagnostic]:

@@ -6,6 +6,9 @@ import difflib
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from codemod.lines import split_lines
+from codemod.linediff import opcodes
+
 LineRange = Tuple[int, int]
 
 
@@ -17,10 +20,9 @@ def changed_lines(old: str, new: str, line_length: int = 0) -> List[LineRange]:
     value): black would split the user's line because of the comment, not because
     of the rewrite.
     """
-    old_lines, new_lines = old.splitlines(), new.splitlines()
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    old_lines, new_lines = split_lines(old, False), split_lines(new, False)
     ranges = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(old_lines, new_lines):
         if tag not in ("replace", "insert") or j2 <= j1:
             continue
         if line_length and tag == "replace" and i2 - i1 == j2 - j1:
@@ -56,10 +58,9 @@ def line_map(old: str, new: str) -> List[int]:
     Inside a replaced block each old line goes to the most similar new line, in order
     (a rewritten call that black split, or that follows an inserted binding).
     """
-    old_lines, new_lines = old.splitlines(), new.splitlines()
+    old_lines, new_lines = split_lines(old, False), split_lines(new, False)
     mapping = [0] * (len(old_lines) + 2)
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(old_lines, new_lines):
         if tag == "replace" and (i2 - i1) * (j2 - j1) <= 4096:
             at = j1
             for i in range(i1, i2):
@@ -132,10 +133,9 @@ def _without_opener_blanks(old: str, new: str) -> str:
     ``def`` or decorator when the range starts there, although it removes such
     lines when formatting the whole file.
     """
-    old_lines, new_lines = old.splitlines(True), new.splitlines(True)
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    old_lines, new_lines = split_lines(old), split_lines(new)
     drop = set()
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
+    for tag, _, _, j1, j2 in opcodes(old_lines, new_lines):
         if (
             tag == "insert"
             and j1 > 0

@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from codemod.lines import split_lines
 from codemod import binding, chunks
 from codemod.diagnostics import Diagnostic
 from codemod.formatting import format_changed, line_map
@@ -30,8 +31,12 @@ class RewriteError(Exception):
     """The rewrite produced something torchport will not write."""
 
 
-class ParseError(Exception):
-    """The input is not valid Python."""
+class ParseError(SyntaxError):
+    """The input is not valid Python (for libcst, although CPython took it)."""
+
+
+class RoundTripError(RewriteError):
+    """libcst does not give back the input byte for byte: nothing can be rewritten."""
 
 
 @dataclass
@@ -59,12 +64,14 @@ class _Together(cst.CSTTransformer):
         # Attribute hooks (visit_FunctionDef_body, ...) cost a third of the traversal:
         # call them only for passes that define some.
         self.hooked = [i for i, p in enumerate(passes) if _has_attribute_hooks(type(p))]
+        self.current: Optional[Pass] = None  # the pass running, to name it on a crash
 
     def _active(self) -> List[int]:
         return [i for i in range(len(self.passes)) if i not in self.skipping]
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         for i in self._active():
+            self.current = self.passes[i]
             if self.passes[i].on_visit(node) is False:
                 self.skipping[i] = node
         return True
@@ -76,6 +83,7 @@ class _Together(cst.CSTTransformer):
             self.skipping.pop(i, None)
             if type(updated_node) is not type(original_node):
                 continue
+            self.current = p
             updated_node = p.on_leave(original_node, updated_node)
         return updated_node
 
@@ -134,9 +142,9 @@ def rewrite_source(
         return Rewrite(source, source)
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError) as error:
-        raise ParseError(_syntax_message(error)) from None
-    lines = source.splitlines(keepends=True)
+    except ValueError as error:  # NUL bytes
+        raise ParseError(str(error)) from None
+    lines = split_lines(source)
     facts = ModuleFacts.of(tree, source)
     context = FileContext(options, source, facts)
     binding.plan_binding(tree, facts, context)
@@ -159,7 +167,16 @@ def rewrite_source(
         for instance in instances:
             instance.metadata = metadata
             instance.changed = False
-        new_module = module.visit(_Together(instances))
+        together = _Together(instances)
+        try:
+            new_module = module.visit(together)
+        except RecursionError:
+            raise
+        except Exception as error:  # a bug in a pass: name it, write nothing
+            raise RewriteError(
+                f"pass {type(together.current).__name__} failed:"
+                f" {type(error).__name__}: {error} (lines {chunk.start}-{chunk.end})"
+            ) from error
         if context.needs_device and first_device_use is None:
             first_device_use = chunk.top[0]
         context.needs_device |= used_device
@@ -174,11 +191,13 @@ def rewrite_source(
                 context, new_module.default_newline, comment
             )
         else:
-            _check_round_trip(new_text, active)
+            _check_built(new_module, new_text, instances, context)
             if format_mode is not None:
-                new_text = format_changed(
+                formatted = format_changed(
                     text, new_text, _narrower(format_mode, chunk.indent)
                 )
+                if formatted != new_text and _formatting_is_safe(new_text, formatted):
+                    new_text = formatted
         original = lines[chunk.start - 1 : chunk.end]
         outputs[(chunk.start, chunk.end)] = chunks.splice(
             original, text, new_text, chunk.indent
@@ -277,6 +296,7 @@ def _parsed(found: List[chunks.Chunk], lines: Sequence[str]):
         if module is None:
             fallback.add(chunk.top)
         else:
+            _check_reproduced(module, text, chunk.start)
             parsed.append((chunk, text, module))
     parsed = [item for item in parsed if item[0].top not in fallback]
     for start, end in fallback:
@@ -285,6 +305,7 @@ def _parsed(found: List[chunks.Chunk], lines: Sequence[str]):
         module = _parse(text)
         if module is None:  # ast accepted the file, libcst does not
             raise ParseError(f"libcst cannot parse lines {start}-{end}")
+        _check_reproduced(module, text, start)
         parsed.append((chunk, text, module))
     return sorted(parsed, key=lambda item: item[0].start)
 
@@ -368,16 +389,82 @@ def _assemble(lines, outputs, local_maps, added) -> Tuple[str, Dict[int, int]]:
     return "".join(out), mapping
 
 
-def _check_round_trip(code: str, passes) -> None:
+def _check_reproduced(module: cst.Module, text: str, first_line: int) -> None:
+    """libcst must give back the chunk byte for byte, or nothing can be rewritten
+    (seen with a form feed opening the line after an indented block)."""
+    if module.code == text:
+        return
+    for offset, (a, b) in enumerate(zip(split_lines(text), split_lines(module.code))):
+        if a != b:
+            break
+    else:
+        offset = min(text.count("\n"), module.code.count("\n"))
+    raise RoundTripError(
+        f"libcst does not reproduce line {first_line + offset} of this file exactly"
+    )
+
+
+def _check_built(
+    built: cst.Module, code: str, passes: Sequence[Pass], context: FileContext
+) -> None:
+    """A chunk's new code must parse, round-trip, and parse into the tree the passes
+    built (a node without the parentheses its precedence needs would not)."""
+    problem = None
     try:
         reparsed = cst.parse_module(code)
     except cst.ParserSyntaxError as error:
-        names = ", ".join(p.__name__ for p in passes)
-        raise RewriteError(
-            f"rewrite produced invalid Python ({error}); passes: {names}"
-        )
-    if reparsed.code != code:
-        raise RewriteError("rewrite does not round-trip through libcst")
+        problem = f"produced invalid Python ({' '.join(str(error).split())[:200]})"
+    else:
+        if reparsed.code != code:
+            problem = "produced code that does not round-trip through libcst"
+        elif _shape(built) != _shape(reparsed):
+            problem = (
+                "produced code that parses into a different tree than the one built"
+            )
+    if problem is None:
+        return
+    culprits = ", ".join(type(p).__name__ for p in passes if p.changed)
+    codes = sorted({d.code for d in context.diagnostics if d.applied})
+    raise RewriteError(f"pass {culprits} ({', '.join(codes)}) {problem}")
+
+
+def _shape(tree: cst.CSTNode) -> List[Tuple[int, str]]:
+    """Node types with their depth, leaving out whitespace and punctuation."""
+    shape: List[Tuple[int, str]] = []
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        name = type(node).__name__
+        if name in _PUNCTUATION:
+            continue
+        shape.append((depth, name))
+        stack.extend((child, depth + 1) for child in reversed(node.children))
+    return shape
+
+
+_PUNCTUATION = {
+    "SimpleWhitespace",
+    "ParenthesizedWhitespace",
+    "TrailingWhitespace",
+    "EmptyLine",
+    "Newline",
+    "Comment",
+    "Comma",
+    "LeftParen",
+    "RightParen",
+    "Semicolon",
+}
+
+
+def _formatting_is_safe(code: str, formatted: str) -> bool:
+    """Black may change layout, never meaning, and libcst must read its result back
+    (it fails to on some lines black re-indented from tabs)."""
+    try:
+        if ast.dump(ast.parse(code)) != ast.dump(ast.parse(formatted)):
+            return False
+        return cst.parse_module(formatted).code == formatted
+    except (SyntaxError, ValueError, cst.ParserSyntaxError):
+        return False
 
 
 def _syntax_message(error: Exception) -> str:

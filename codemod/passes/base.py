@@ -32,6 +32,7 @@ from libcst.metadata import (
     QualifiedNameSource,
 )
 
+from codemod.lines import split_lines
 from codemod.diagnostics import Diagnostic
 from codemod.names import ModuleFacts
 
@@ -81,7 +82,9 @@ def _comments(source: str) -> Iterator[Tuple[int, str]]:
     except (tokenize.TokenError, SyntaxError):
         # libcst accepted the file but this Python's tokenize did not (newer
         # syntax): read the rest line by line.
-        for number, line in enumerate(source.splitlines()[last:], start=last + 1):
+        for number, line in enumerate(
+            split_lines(source, False)[last:], start=last + 1
+        ):
             if "#" in line:
                 yield number, line[line.index("#") :]
 

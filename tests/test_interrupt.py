@@ -1,0 +1,157 @@
+"""Killing torchport in the middle of a run never leaves a half-written file.
+
+400 CUDA files are rewritten with two workers; once some are written the run is
+interrupted. Every file must then be its exact original or its exact rewrite.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from codemod import engine
+from codemod.passes.base import Options
+from tests.cli_helpers import ROOT
+
+FILES = 400
+TEMPLATE = """import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2).cuda()
+data = torch.randn(8, 4).cuda()
+pinned = torch.randn(8, 4).pin_memory()
+on_gpu = data.is_cuda
+device = "cuda" if torch.cuda.is_available() else "cpu"
+out = model(data.to("cuda:0"))
+print(out.sum().item(), on_gpu, device)
+marker = 0  # file 0
+"""
+
+
+def _expected() -> bytes:
+    job = engine.Job(engine.WRITE, Options(), True)
+    result = engine.process_source("f.py", TEMPLATE.encode(), job, None)
+    assert result.changed and result.error is None
+    return result.output
+
+
+def _make_tree(root: Path):
+    for i in range(FILES):
+        (root / f"f{i:03d}.py").write_text(TEMPLATE.replace("# file 0", f"# file {i}"))
+
+
+def _state(root: Path, rewrite: bytes):
+    """Names of rewritten files; fails on any file that is neither version."""
+    rewritten = []
+    for i in range(FILES):
+        data = (root / f"f{i:03d}.py").read_bytes()
+        original = TEMPLATE.replace("# file 0", f"# file {i}").encode()
+        if data == rewrite.replace(b"# file 0", f"# file {i}".encode()):
+            rewritten.append(i)
+        else:
+            assert data == original, f"f{i:03d}.py is neither original nor rewrite"
+    return rewritten
+
+
+def _start(root: Path) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
+    return subprocess.Popen(
+        [sys.executable, "-m", "codemod", "--jobs", "2", str(root)],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, as under a terminal
+    )
+
+
+def _wait_for_writes(proc, root: Path) -> None:
+    """Return once a few files are rewritten (the run is writing)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        done = sum(
+            b"DEVICE" in (root / f"f{i:03d}.py").read_bytes()
+            for i in range(0, FILES, 7)
+        )
+        if done >= 2:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    pytest.fail("torchport did not start writing")
+
+
+def _group_gone(pgid: int, timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _leftovers(root: Path):
+    expected = {f"f{i:03d}.py" for i in range(FILES)}
+    return sorted(p.name for p in root.iterdir() if p.name not in expected)
+
+
+@pytest.mark.parametrize("to_group", [True, False], ids=["ctrl-c", "kill-parent"])
+def test_sigint_mid_run(tmp_path, to_group):
+    rewrite = _expected()
+    _make_tree(tmp_path)
+    proc = _start(tmp_path)
+    _wait_for_writes(proc, tmp_path)
+    if to_group:  # what a terminal does on Ctrl-C
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGINT)
+    sent = time.monotonic()
+    _, stderr = proc.communicate(timeout=60)
+    elapsed = time.monotonic() - sent
+    stderr = stderr.decode()
+    assert (proc.returncode, elapsed < 30) == (130, True), (elapsed, stderr)
+    assert "torchport: interrupted" in stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert _group_gone(proc.pid), "worker processes survived the interrupt"
+    rewritten = _state(tmp_path, rewrite)
+    assert 0 < len(rewritten) < FILES  # it really was stopped in the middle
+    assert _leftovers(tmp_path) == []  # no temporary file left behind
+
+
+def test_sigkill_mid_run(tmp_path):
+    rewrite = _expected()
+    _make_tree(tmp_path)
+    proc = _start(tmp_path)
+    _wait_for_writes(proc, tmp_path)
+    os.killpg(proc.pid, signal.SIGKILL)  # parent and workers, as the OOM killer might
+    proc.communicate(timeout=60)
+    assert _group_gone(proc.pid)
+    rewritten = _state(tmp_path, rewrite)
+    assert 0 < len(rewritten) < FILES
+    # A temporary file may survive SIGKILL: hidden, and never a .py a user commits.
+    for name in _leftovers(tmp_path):
+        assert name.startswith(".") and name.endswith(engine.TEMP_SUFFIX), name
+        assert not name.endswith(".py")
+
+
+def test_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """An exception while the new bytes are written removes the temporary file."""
+    target = tmp_path / "t.py"
+    target.write_bytes(b"old")
+    before = os.stat(target)
+
+    def interrupted(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        engine.write_atomic(target, b"new", b"old", before)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.py"]
+    assert target.read_bytes() == b"old"

@@ -1,0 +1,390 @@
+"""Bad input: every file is reported on one line, left byte for byte as it was, and
+the other files are still processed; the run exits 2.
+
+One command-line run over a tree holding every case; each test checks one case.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from codemod import engine
+from codemod.passes.base import Options
+from tests.cli_helpers import run_cli
+
+CUDA = "import torch\n\nx = torch.ones(2).cuda()\n"
+BINDING = "torch.accelerator.current_accelerator(check_available=True)"
+
+CASES = {
+    "syntax.py": b"import torch\nx = torch.ones(2).cuda(\n",
+    "py2.py": b'import torch\nprint "on", torch.ones(2).cuda()\n',
+    "latin1_no_cookie.py": b"import torch\n# caf\xe9\nx = torch.ones(2).cuda()\n",
+    "latin1_cookie.py": (
+        b"# -*- coding: latin-1 -*-\nimport torch\n"
+        b's = "caf\xe9"  # caf\xe9\nx = torch.ones(2).cuda()\n'
+    ),
+    "bad_cookie.py": b"# -*- coding: no-such-codec -*-\nx = 'cuda'\n",
+    "bom.py": b"\xef\xbb\xbfimport torch\n\nx = torch.ones(2).cuda()\n",
+    "crlf.py": b"import torch\r\n\r\ny  =  [1,2]\r\nx = torch.ones(2).cuda()\r\nz=3\r\n",
+    "mixed.py": b"import torch\n\ny  =  [1,2]\r\nx = torch.ones(2).cuda()\nz=3\r\n",
+    "tabs.py": b"import torch\nif True:\n\ta  = 1\n\tx = torch.ones(2).cuda()\n\tb  = 2\n",
+    # black re-indents line 3 with spaces; libcst cannot read that output back
+    "tabs_blank.py": b"import torch\nclass C:\n\ty = f(x).cuda()\n\n\t\t  \t \t\n",
+    "formfeed.py": b"import torch\n\x0c\ny  = 1\nx = torch.ones(2).cuda()\n",
+    "formfeed_lost.py": (
+        b"import torch\nif True:\n    a = 1\n\x0cdef f():\n    return torch.ones(2).cuda()\n"
+    ),
+    "empty.py": b"",
+    "comments.py": b"# move everything to cuda\n# torch.ones(2).cuda()\n",
+    "binary.py": bytes(range(256)) * 4 + b"cuda",
+    "sp ace \u00e9t\u00e9.py".encode(): CUDA.encode(),
+}
+UNTOUCHED = [
+    "syntax.py",
+    "py2.py",
+    "latin1_no_cookie.py",
+    "bad_cookie.py",
+    "empty.py",
+    "comments.py",
+    "binary.py",
+]
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """The tree, the run over it, and the outside file a symbolic link points to."""
+    base = tmp_path_factory.mktemp("bad")
+    root = base / "tree"
+    root.mkdir()
+    outside = base / "outside.py"
+    outside.write_text(CUDA)
+    for name, data in CASES.items():
+        (root / os.fsdecode(name)).write_bytes(data)
+    (root / "dir.py").mkdir()
+    (root / "dir.py" / "inner.py").write_text(CUDA)
+    (root / "broken.py").symlink_to(root / "nowhere.py")
+    (root / "link.py").symlink_to(outside)
+    readonly = root / "readonly.py"
+    readonly.write_text(CUDA)
+    readonly.chmod(0o444)
+    # A read that fails even for root: /proc refuses to read this file.
+    (root / "unreadable.py").symlink_to("/proc/self/clear_refs")
+    args = [
+        str(root),
+        str(root / "crlf.py"),  # given twice (once inside the folder)
+        str(root / "broken.py"),
+        str(root / "unreadable.py"),
+        str(root / "missing.py"),
+    ]
+    proc = run_cli(args, cwd=base)
+    return root, outside, proc
+
+
+def _error_lines(proc):
+    return [line for line in proc.stderr.splitlines() if not line.startswith("Rewrote")]
+
+
+def _error_for(proc, path: Path) -> str:
+    found = [line for line in _error_lines(proc) if line.startswith(f"{path}: ")]
+    assert len(found) == 1, proc.stderr
+    return found[0]
+
+
+def test_exit_code_and_summary(tree):
+    root, _, proc = tree
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    # every error is one line naming its file
+    for line in _error_lines(proc):
+        assert line.startswith(str(root)), line
+
+
+@pytest.mark.parametrize("name", UNTOUCHED)
+def test_left_untouched(tree, name):
+    root, _, _ = tree
+    assert (root / name).read_bytes() == CASES[name]
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("syntax.py", "cannot parse: line 2: '(' was never closed"),
+        ("py2.py", "cannot parse: line 2: Missing parentheses in call to 'print'."),
+        ("py2.py", "(Python 2 code is not supported)"),
+        ("latin1_no_cookie.py", "cannot decode: not valid UTF-8 (byte 0xe9 on line 2)"),
+        ("bad_cookie.py", "cannot decode: unknown encoding"),
+        ("binary.py", "cannot decode: binary file (contains NUL bytes)"),
+        ("readonly.py", "read-only file; not written"),
+        ("broken.py", "broken symbolic link"),
+        ("unreadable.py", "cannot read: Invalid argument"),
+        ("missing.py", "no such file or directory"),
+    ],
+)
+def test_reported_on_one_line(tree, name, message):
+    root, _, proc = tree
+    assert message in _error_for(proc, root / name)
+
+
+def test_latin1_with_cookie_is_rewritten_in_latin1(tree):
+    root, _, _ = tree
+    data = (root / "latin1_cookie.py").read_bytes()
+    assert data.startswith(b"# -*- coding: latin-1 -*-\n")
+    assert b's = "caf\xe9"  # caf\xe9\n' in data  # still latin-1, not UTF-8
+    text = data.decode("latin-1")
+    assert "x = torch.ones(2).to(DEVICE)" in text and BINDING in text
+
+
+def test_bom_is_kept(tree):
+    root, _, _ = tree
+    data = (root / "bom.py").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbfimport torch\n")
+    assert data.count(b"\xef\xbb\xbf") == 1 and b".to(DEVICE)" in data
+
+
+def test_crlf_kept_and_untouched_lines_not_normalized(tree):
+    root, _, _ = tree
+    data = (root / "crlf.py").read_bytes()
+    assert b".to(DEVICE)" in data
+    assert data.count(b"\n") == data.count(b"\r\n")
+    assert b"\r\ny  =  [1,2]\r\n" in data and b"\r\nz=3\r\n" in data
+
+
+def test_mixed_line_endings_kept_line_by_line(tree):
+    root, _, _ = tree
+    data = (root / "mixed.py").read_bytes()
+    assert b"\ny  =  [1,2]\r\nx = torch.ones(2).to(DEVICE)\nz=3\r\n" in data
+
+
+def test_tab_indented_block_keeps_its_untouched_lines(tree):
+    # black, asked to format one line of a tab-indented block, re-indents the block
+    root, _, _ = tree
+    data = (root / "tabs.py").read_bytes()
+    assert b"\n\ta  = 1\n\tx = torch.ones(2).to(DEVICE)\n\tb  = 2\n" in data
+
+
+def test_output_is_readable_by_the_next_run(tree):
+    root, _, proc = tree
+    assert b"\n\ty = f(x).to(DEVICE)\n" in (root / "tabs_blank.py").read_bytes()
+    second = run_cli(["--check", str(root / "tabs_blank.py")], cwd=root)
+    assert second.returncode == 0, second.stderr
+
+
+def test_form_feed_kept(tree):
+    root, _, _ = tree
+    data = (root / "formfeed.py").read_bytes()
+    assert b"\n\x0c\ny  = 1\nx = torch.ones(2).to(DEVICE)\n" in data
+
+
+def test_form_feed_after_an_indented_block_is_kept(tree):
+    # libcst drops such a form feed when it parses the whole file; torchport parses
+    # only the statements it rewrites, and copies every other line.
+    root, _, _ = tree
+    data = (root / "formfeed_lost.py").read_bytes()
+    assert b"    a = 1\n\x0cdef f():\n    return torch.ones(2).to(DEVICE)\n" in data
+
+
+def test_non_ascii_name_with_spaces_is_rewritten(tree):
+    root, _, proc = tree
+    path = root / "sp ace \u00e9t\u00e9.py"
+    assert ".to(DEVICE)" in path.read_text()
+    assert not [line for line in _error_lines(proc) if "t\u00e9" in line]
+
+
+def test_directory_named_py_is_walked(tree):
+    root, _, _ = tree
+    assert ".to(DEVICE)" in (root / "dir.py" / "inner.py").read_text()
+
+
+def test_symlink_out_of_the_tree_is_not_followed(tree):
+    root, outside, proc = tree
+    assert outside.read_text() == CUDA
+    assert (root / "link.py").is_symlink()
+    assert "link.py" not in proc.stderr
+
+
+def test_read_only_file_is_not_written_nor_chmodded(tree):
+    root, _, _ = tree
+    readonly = root / "readonly.py"
+    assert readonly.read_text() == CUDA
+    assert stat.S_IMODE(readonly.stat().st_mode) == 0o444
+
+
+def test_path_given_twice_is_processed_once(tree):
+    _, _, proc = tree
+    # files: 16 cases + dir.py/inner.py + readonly.py + unreadable.py (link.py and
+    # broken.py are symbolic links, skipped by the walk; crlf.py counted once)
+    assert "of 19 files" in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root reads files without read permission"
+)
+def test_file_without_read_permission(tmp_path):
+    # As root this case is covered by unreadable.py (a read that fails for everyone).
+    target = tmp_path / "secret.py"
+    target.write_text(CUDA)
+    target.chmod(0)
+    proc = run_cli([str(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert f"{target}: cannot read: Permission denied" in proc.stderr
+
+
+def test_file_changed_between_read_and_write_is_not_overwritten(tmp_path, monkeypatch):
+    target = tmp_path / "train.py"
+    target.write_text(CUDA)
+    edited = CUDA.replace("ones", "zeros")  # same size: only the bytes tell
+    real = engine.process_source
+
+    def edit_while_rewriting(*args, **kwargs):
+        result = real(*args, **kwargs)
+        target.write_text(edited)
+        os.utime(target, ns=(0, 0))
+        return result
+
+    monkeypatch.setattr(engine, "process_source", edit_while_rewriting)
+    result = engine.process_file(target, engine.Job(engine.WRITE, Options(), False))
+    assert result.error == f"{target}: changed while torchport was running; not written"
+    assert target.read_text() == edited
+    assert not result.written
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temporary file
+
+
+def test_big_file_is_linear(tmp_path):
+    """5 MB that mention CUDA: 20,000 equal lines (a diff of such a file used to be
+    quadratic: minutes); the rewrite must come back in seconds."""
+    target = tmp_path / "big.py"
+    line = "# the same comment about cuda on every line " + "-" * 205 + "\n"
+    text = CUDA + line * (5_000_000 // len(line))
+    target.write_text(text)
+    started = time.monotonic()
+    proc = run_cli([str(target)], cwd=tmp_path)
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    out = target.read_text()
+    assert out.endswith(line * (5_000_000 // len(line)))
+    assert ".to(DEVICE)" in out
+    assert elapsed < 60, elapsed
+
+
+# -- the self-check: a faulty pass never reaches the disk ----------------------------
+import libcst as cst  # noqa: E402
+
+from codemod import transform  # noqa: E402
+from codemod.passes.base import Pass  # noqa: E402
+from codemod.passes.tensor_methods import TensorMethods  # noqa: E402
+
+
+class EmitsInvalidCode(Pass):
+    """`.cuda()` becomes `x +<newline>y` outside parentheses: not Python."""
+
+    def leave_Call(self, original_node, updated_node):
+        if m_cuda(updated_node) and self.apply(original_node, "TP201"):
+            # libcst validates a Name's text; a line break inside an operator is not
+            return cst.BinaryOperation(
+                left=cst.Name("x"),
+                operator=cst.Add(whitespace_after=cst.ParenthesizedWhitespace()),
+                right=cst.Name("y"),
+            )
+        return updated_node
+
+
+class ForgetsParentheses(Pass):
+    """`(a + b).cuda()` becomes `a + b.type`: valid text, another tree."""
+
+    def leave_Call(self, original_node, updated_node):
+        if m_cuda(updated_node) and self.apply(original_node, "TP201"):
+            inner = updated_node.func.value.with_changes(lpar=[], rpar=[])
+            return cst.Attribute(value=inner, attr=cst.Name("type"))
+        return updated_node
+
+
+class Crashes(Pass):
+    def leave_Call(self, original_node, updated_node):
+        if m_cuda(updated_node):
+            raise KeyError("boom")
+        return updated_node
+
+
+def m_cuda(call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"
+
+
+SUM_CUDA = "import torch\n\na, b = torch.ones(2), torch.ones(2)\nx = (a + b).cuda()\n"
+
+
+@pytest.mark.parametrize(
+    "faulty, problem",
+    [
+        (EmitsInvalidCode, "produced invalid Python"),
+        (ForgetsParentheses, "parses into a different tree than the one built"),
+        (Crashes, "failed: KeyError: 'boom'"),
+    ],
+)
+def test_faulty_pass_is_caught_and_named(faulty, problem):
+    with pytest.raises(transform.RewriteError) as caught:
+        transform.rewrite_source(SUM_CUDA, Options(), passes=(faulty, TensorMethods))
+    message = str(caught.value)
+    assert problem in message
+    assert f"pass {faulty.__name__}" in message
+    if faulty is not Crashes:
+        assert "(TP201)" in message  # the rules the pass applied
+
+
+def test_faulty_pass_leaves_the_file_untouched(tmp_path, monkeypatch):
+    target = tmp_path / "train.py"
+    target.write_text(SUM_CUDA)
+    real = transform.rewrite_source
+
+    def with_faulty_pass(*args, **kwargs):
+        return real(*args, **dict(kwargs, passes=(ForgetsParentheses,)))
+
+    monkeypatch.setattr(transform, "rewrite_source", with_faulty_pass)
+    result = engine.process_file(target, engine.Job(engine.WRITE, Options(), True))
+    assert result.error.startswith(f"{target}: internal error: pass ForgetsParentheses")
+    assert result.error.endswith("; file left untouched")
+    assert not result.written and target.read_text() == SUM_CUDA
+
+
+def test_a_crash_in_one_file_does_not_stop_the_run(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text(SUM_CUDA)
+    (tmp_path / "b.py").write_text(CUDA)
+    real = transform.rewrite_source
+
+    def crash_on_sums(source, *args, **kwargs):
+        if "a + b" in source:
+            raise ZeroDivisionError("a bug")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(transform, "rewrite_source", crash_on_sums)
+    job = engine.Job(engine.WRITE, Options(), False)
+    results = engine.run([tmp_path / "a.py", tmp_path / "b.py"], job, jobs=2)
+    assert results[0].error == (
+        f"{tmp_path / 'a.py'}: internal error: ZeroDivisionError: a bug;"
+        " file left untouched"
+    )
+    assert results[1].written and ".to(DEVICE)" in (tmp_path / "b.py").read_text()
+    assert (tmp_path / "a.py").read_text() == SUM_CUDA
+
+
+def test_a_dead_worker_is_reported_not_hung(tmp_path, monkeypatch):
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(CUDA)
+    (tmp_path / "die.py").write_text(CUDA + "# die\n")
+    real = engine.process_source
+
+    def die_on_marker(display, data, *args, **kwargs):
+        if b"# die" in data:
+            os._exit(9)
+        return real(display, data, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "process_source", die_on_marker)
+    files = sorted(tmp_path.iterdir())
+    results = engine.run(files, engine.Job(engine.CHECK, Options(), False), jobs=2)
+    errors = [r.error for r in results if r.error]
+    assert f"{tmp_path / 'die.py'}: a worker process died" in " ".join(errors)
+    assert len(results) == 4
