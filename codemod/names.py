@@ -113,6 +113,14 @@ class ModuleFacts:
                     stack.extend(children)
         for name in ambiguous | (facts.bound & set(facts.imports)):
             facts.imports.pop(name, None)
+        unbound = (
+            "torch" not in facts.imports and "torch" not in facts.bound | ambiguous
+        )
+        if unbound and "torch" not in facts.imports.values():
+            # `torch` used but never imported (a star import, an injected global):
+            # it can only be the module, and once torchport adds `import torch` a
+            # second run reads it so; read it so now.
+            facts.imports["torch"] = "torch"
         for stmt in tree.body:
             if isinstance(stmt, ast.Import):
                 for alias in stmt.names:

@@ -261,13 +261,8 @@ def test_options_and_no_format(source, unsafe, target):
     check(source, Options(target_torch=target, unsafe_fixes=unsafe), fmt=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: torch used without an import; the first run adds `import torch`"
-    " and only then do torch.device('cuda') calls resolve, so the second run"
-    " rewrites more (binding / qualified names)",
-)
 def test_torch_used_without_import_is_idempotent():
+    # `torch` from a star import: the first run must read it as the second will.
     check("x = x.cuda()\nx = torch.device('cuda')\n")
 
 
