@@ -222,7 +222,7 @@ def _run(files, job: Job, jobs: Optional[int], progress: bool) -> List[FileResul
 
 def _warn_old_target(settings) -> None:
     """Say once that a target below 2.6 leaves the device fixes as reports."""
-    from codemod.passes.base import ACCELERATOR_TORCH
+    from codemod.options import ACCELERATOR_TORCH
     from codemod.rules import format_version
 
     target = settings.options.target_torch

@@ -237,7 +237,6 @@ def _remove_unused_imports(
         return code  # reported by the validity check that follows
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import RemoveImportsVisitor
-    from libcst.metadata import PositionProvider
 
     # Lines were recorded in the input; the binding may have moved them since.
     lines = {mapping.get(line, line) for line, *_ in context.unused_imports if line}

@@ -24,7 +24,6 @@ import re
 from typing import Dict, List, Optional, Set
 
 import libcst as cst
-import libcst.matchers as m
 
 from codemod.passes.base import Pass
 from codemod.passes.report_only import IMPORTED, ImportSites, imported_names
@@ -196,9 +195,9 @@ def is_cuda_backend(name: Optional[str]) -> bool:
 
 
 def _bool_literal(node: cst.BaseExpression) -> Optional[bool]:
-    if m.matches(node, m.Name("True")):
+    if isinstance(node, cst.Name) and node.value == "True":
         return True
-    if m.matches(node, m.Name("False")):
+    if isinstance(node, cst.Name) and node.value == "False":
         return False
     return None
 

@@ -89,6 +89,24 @@ def _comments(source: str) -> Iterator[Tuple[int, str]]:
                 yield number, line[line.index("#") :]
 
 
+def walk(node: cst.CSTNode):
+    """``node`` and everything below it (libcst.matchers.findall without the cost of
+    importing libcst.matchers, which is more than a rewrite)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def option_name(call: cst.Call) -> str:
+    """``parser.add_argument("--device", ...)`` -> "--device"; "" for other calls."""
+    if attribute_name(call) != "add_argument" or not call.args:
+        return ""
+    first = call.args[0].value
+    return str(first.evaluated_value) if isinstance(first, cst.SimpleString) else ""
+
+
 def attribute_name(node: cst.CSTNode) -> Optional[str]:
     """``x.name`` -> "name" (and for a call, of its callee); else None.
 

@@ -16,7 +16,7 @@ from typing import Dict, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
+from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, option_name
 from codemod.rules import Fix, Rule, register
 
 RULES = (
@@ -238,18 +238,8 @@ class DeviceStrings(Pass):
             if keyword in DEVICE_KEYWORDS:
                 kind = DEVICE_KEYWORDS[keyword] if torch_callee else Kind.STRING
                 self.mark(arg.value, kind, code)
-            elif keyword == "default" and self._is_device_option(node):
+            elif keyword == "default" and _mentions_device(option_name(node)):
                 self.mark(arg.value, Kind.STRING, "TP105")
-
-    @staticmethod
-    def _is_device_option(call: cst.Call) -> bool:
-        """``parser.add_argument("--device", default="cuda")``."""
-        return (
-            attribute_name(call) == "add_argument"
-            and bool(call.args)
-            and isinstance(call.args[0].value, cst.SimpleString)
-            and _mentions_device(str(call.args[0].value.evaluated_value))
-        )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if any(_mentions_device(_target_name(t.target)) for t in node.targets):

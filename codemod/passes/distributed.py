@@ -15,10 +15,9 @@ import re
 from typing import Dict, Optional, Set
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from codemod.passes.base import Pass
+from codemod.passes.base import Pass, option_name, walk
 from codemod.passes.device_strings import _target_name
 from codemod.rules import Fix, Rule, register
 
@@ -261,23 +260,15 @@ class Distributed(Pass):
             if arg.keyword is not None and _backend_name(arg.keyword.value):
                 self._mark_backend(arg.value)
             elif arg.keyword is not None and arg.keyword.value == "default":
-                if self._is_backend_option(node):
+                if _backend_name(option_name(node)):
                     self._mark_backend(arg.value)
 
     @staticmethod
     def _guarded(value: cst.BaseExpression) -> bool:
         """Already ``X if <test> else None`` (torchport's output, or by hand), or None."""
-        return m.matches(value, m.Name("None") | m.IfExp(orelse=m.Name("None")))
-
-    @staticmethod
-    def _is_backend_option(call: cst.Call) -> bool:
-        """``parser.add_argument("--dist-backend", default="nccl")``."""
-        return (
-            m.matches(call.func, m.Attribute(attr=m.Name("add_argument")))
-            and bool(call.args)
-            and isinstance(call.args[0].value, cst.SimpleString)
-            and _backend_name(str(call.args[0].value.evaluated_value))
-        )
+        if isinstance(value, cst.IfExp):
+            value = value.orelse
+        return isinstance(value, cst.Name) and value.value == "None"
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if any(_backend_name(_target_name(t.target)) for t in node.targets):
@@ -315,11 +306,17 @@ class Distributed(Pass):
 
     def _find_spawn_counts(self, module: cst.Module) -> None:
         values: Dict[cst.CSTNode, cst.BaseExpression] = {}  # assigned Name -> value
-        for assign in m.findall(
-            module, m.Assign(targets=[m.AssignTarget(target=m.Name())])
-        ):
-            values[assign.targets[0].target] = assign.value  # type: ignore[attr-defined]
-        for call in m.findall(module, m.Call()):
+        nodes = list(walk(module))
+        for assign in nodes:
+            if (
+                isinstance(assign, cst.Assign)
+                and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)
+            ):
+                values[assign.targets[0].target] = assign.value
+        for call in nodes:
+            if not isinstance(call, cst.Call):
+                continue
             if self.callee(call) not in SPAWN:  # type: ignore[arg-type]
                 continue
             nprocs = _argument(call, "nprocs", SPAWN_NPROCS)  # type: ignore[arg-type]

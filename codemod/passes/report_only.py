@@ -17,9 +17,8 @@ import re
 from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
-import libcst.matchers as m
 
-from codemod.passes.base import Pass
+from codemod.passes.base import Pass, walk
 from codemod.rules import Fix, Rule, register
 
 RULES = (
@@ -500,7 +499,7 @@ class ReportOnly(ImportSites, Pass):
             and isinstance(s.evaluated_value, str)
             and s.evaluated_value.endswith((".cu", ".cuh"))
             for arg in call.args
-            for s in m.findall(arg, m.SimpleString())
+            for s in walk(arg)
         )
 
     def visit_If(self, node: cst.If) -> None:
@@ -514,7 +513,7 @@ class ReportOnly(ImportSites, Pass):
         if calls:
             # nvtx is fine behind the kept guard, and rewriting it would make the
             # guard look portable to the next run.
-            self.kept.update(m.findall(node.body, m.Call()))  # type: ignore[arg-type]
+            self.kept.update(n for n in walk(node.body) if isinstance(n, cst.Call))
         for call in calls:
             if self.callee(call) == "torch.accelerator.is_available":
                 self.report(call, "TP910", WIDENED)
