@@ -18,7 +18,7 @@ import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from codemod.lines import split_lines
 from codemod.diagnostics import Diagnostic
@@ -546,8 +546,3 @@ def _run_pool(files, todo, job, workers, results, progress) -> None:
         raise
     else:
         pool.shutdown(wait=True)
-
-
-def iter_diagnostics(results: Iterable[FileResult]) -> Iterator[Diagnostic]:
-    for result in results:
-        yield from result.diagnostics
