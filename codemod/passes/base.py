@@ -150,11 +150,7 @@ class FileContext:
 
     def claim(self, node: cst.CSTNode) -> None:
         """Keep the other passes off ``node`` and everything inside it."""
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            self.claimed.add(current)
-            stack.extend(current.children)
+        self.claimed.update(walk(node))
 
     def suppressed(self, line: int, code: str) -> bool:
         if line not in self.noqa:

@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from codemod.passes.report_only import guards_cuda_only_code
-from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
+from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
 from codemod.rules import Fix, Rule, register
 
 MEMORY_TORCH = (2, 9)  # torch.accelerator memory statistics
@@ -424,15 +424,6 @@ KEPT_GUARD = (
 )
 
 
-def _walk(node: cst.CSTNode):
-    """``node`` and everything below it."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
-
-
 def _is_name(node: cst.CSTNode, value: str) -> bool:
     return isinstance(node, cst.Name) and node.value == value
 
@@ -496,10 +487,10 @@ class CudaRuntime(Pass):
 
     # -- classification, top-down ---------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
-        self.skip.update(_walk(node))
+        self.skip.update(walk(node))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.skip.update(_walk(node))
+        self.skip.update(walk(node))
 
     def visit_If(self, node: cst.If) -> None:
         self._note_test(node, node.test)
@@ -513,7 +504,7 @@ class CudaRuntime(Pass):
     def _note_test(self, node: cst.CSTNode, test: cst.CSTNode) -> None:
         checks = [
             n
-            for n in _walk(test)
+            for n in walk(test)
             if isinstance(n, cst.Call) and self.callee(n) == "torch.cuda.is_available"
         ]
         if checks:
@@ -558,7 +549,7 @@ class CudaRuntime(Pass):
     def visit_Call(self, node: cst.Call) -> None:
         name = self.callee(node)
         if name and name.startswith("torch.cuda."):
-            self.skip.update(_walk(node.func))  # the call is the site
+            self.skip.update(walk(node.func))  # the call is the site
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip.add(node.attr)
@@ -574,7 +565,7 @@ class CudaRuntime(Pass):
         name = self.qualified_name(node)
         if not name or not name.startswith("torch.cuda."):
             return
-        self.skip.update(_walk(node))
+        self.skip.update(walk(node))
         row = self._row(name)
         if row is None:
             return
@@ -645,7 +636,7 @@ class CudaRuntime(Pass):
         for part in parts:
             if part is None:
                 continue
-            for node in _walk(part):
+            for node in walk(part):
                 if isinstance(node, cst.SimpleString):
                     value = node.evaluated_value
                     if isinstance(value, str) and _CUDA_LITERAL.fullmatch(value):
