@@ -45,16 +45,6 @@ def binding_statement(
     return f"{context.device_name} = ({newline}    {value}{newline}){tail}{newline}"
 
 
-def _dotted(node: ast.AST, facts: ModuleFacts) -> Optional[str]:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id not in facts.imports:
-        return None
-    return ".".join([facts.imports[node.id], *reversed(parts)])
-
-
 def _is_str(node: ast.AST, value: str) -> bool:
     return isinstance(node, ast.Constant) and node.value == value
 
@@ -62,14 +52,14 @@ def _is_str(node: ast.AST, value: str) -> bool:
 def _is_available(node: ast.AST, facts: ModuleFacts) -> bool:
     return (
         isinstance(node, ast.Call)
-        and _dotted(node.func, facts) == "torch.cuda.is_available"
+        and facts.qualified_name(node.func) == "torch.cuda.is_available"
     )
 
 
 def _device_call(node: ast.AST, facts: ModuleFacts, arg_test) -> bool:
     return (
         isinstance(node, ast.Call)
-        and _dotted(node.func, facts) == "torch.device"
+        and facts.qualified_name(node.func) == "torch.device"
         and len(node.args) == 1
         and not node.keywords
         and arg_test(node.args[0])
@@ -129,7 +119,7 @@ def is_binding(value: ast.AST, facts: ModuleFacts) -> bool:
         first, second = value.values
         return (
             isinstance(first, ast.Call)
-            and _dotted(first.func, facts) == current
+            and facts.qualified_name(first.func) == current
             and not first.args
             and [(k.arg, getattr(k.value, "value", None)) for k in first.keywords]
             == [("check_available", True)]
@@ -138,9 +128,9 @@ def is_binding(value: ast.AST, facts: ModuleFacts) -> bool:
     return (
         isinstance(value, ast.IfExp)
         and isinstance(value.test, ast.Call)
-        and _dotted(value.test.func, facts) == "torch.accelerator.is_available"
+        and facts.qualified_name(value.test.func) == "torch.accelerator.is_available"
         and isinstance(value.body, ast.Call)
-        and _dotted(value.body.func, facts) == current
+        and facts.qualified_name(value.body.func) == current
         and not value.body.args
         and not value.body.keywords
         and _device_call(value.orelse, facts, cpu)

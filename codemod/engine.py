@@ -20,15 +20,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
+from codemod import catalog
 from codemod.lines import split_lines
 from codemod.diagnostics import Diagnostic
 
-# Whatever any pass TRIGGER matches, as bytes (checked by tests/test_prefilter.py).
-PREFILTER = re.compile(
-    rb"cuda|cudnn|fork_rng|nccl|NCCL|pin_memory|CUDA|pynvml|apex|reduce-overhead"
-    rb"|max-autotune|get_autocast_gpu_dtype|is_autocast_enabled|cpu\.amp"
-    rb"|torch\.cpu import amp|GradScaler|\bamp\b|autocast|elapsed_time"
-)
+# Whatever any pass TRIGGER matches, as bytes: derived from the catalogue.
+PREFILTER = catalog.prefilter()
 
 SKIPPED_DIRS = {
     ".git",

@@ -145,17 +145,44 @@ class ModuleFacts:
             ambiguous.add(local)
         self.imports[local] = target
 
-    def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
-        """``th.cuda.synchronize`` -> ``torch.cuda.synchronize``; None if not imported."""
+    def qualified_name(self, node) -> Optional[str]:
+        """``th.cuda.synchronize`` -> ``torch.cuda.synchronize``; None if not imported.
+
+        ``node``: a libcst or an ``ast`` name, attribute chain or call (its callee).
+        """
         if isinstance(node, cst.Call):
             node = node.func
-        parts = []
-        while isinstance(node, cst.Attribute):  # a pure dotted chain only
-            parts.append(node.attr.value)
-            node = node.value
-        if not isinstance(node, cst.Name):
+        return self.resolve(dotted_name(node))
+
+    def resolve(self, dotted: Optional[str]) -> Optional[str]:
+        """A dotted name as written -> what it means through the module's imports."""
+        if not dotted:
             return None
-        target = self.imports.get(node.value)
+        head, dot, rest = dotted.partition(".")
+        target = self.imports.get(head)
         if target is None:
             return None
-        return ".".join([target, *reversed(parts)])
+        return target + dot + rest
+
+
+def dotted_name(node) -> Optional[str]:
+    """``a.b.c`` as written, for a pure chain of names (libcst or ``ast`` nodes);
+    None for anything else (``f().x``, ``a[0].b``)."""
+    parts = []
+    while True:
+        if isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        elif isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        else:
+            break
+    if isinstance(node, cst.Name):
+        head = node.value
+    elif isinstance(node, ast.Name):
+        head = node.id
+    else:
+        return None
+    parts.append(head)
+    return ".".join(reversed(parts))

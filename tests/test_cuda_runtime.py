@@ -47,8 +47,8 @@ def test_every_rule_fires_in_some_fixture():
 def test_unguarded_replacements_exist_on_the_cpu():
     # A row without a CPU value claims its replacement works without an accelerator.
     for name, row in API.items():
-        if row.call and row.cpu is None and "device_index" not in row.call:
-            assert callable(_resolve(row.call)), name
+        if row.portable and row.cpu is None and "device_index" not in row.portable:
+            assert callable(_resolve(row.portable)), name
 
 
 def test_guarded_replacements_exist_in_this_torch():
@@ -56,8 +56,8 @@ def test_guarded_replacements_exist_in_this_torch():
     # CPU, hence the guard); device-module rows are checked on the CPU module where
     # it has them.
     for name, row in API.items():
-        if row.call and row.call.startswith("{torch}.accelerator."):
-            assert callable(_resolve(row.call)), name
+        if row.portable and row.portable.startswith("{torch}.accelerator."):
+            assert callable(_resolve(row.portable)), name
 
 
 def test_cpu_values_match_what_torch_cuda_gives_without_a_gpu():

@@ -283,7 +283,7 @@ class EmitsInvalidCode(Pass):
     """`.cuda()` becomes `x +<newline>y` outside parentheses: not Python."""
 
     def leave_Call(self, original_node, updated_node):
-        if m_cuda(updated_node) and self.apply(original_node, "TP201"):
+        if m_cuda(updated_node) and self.record_and_decide(original_node, "TP201"):
             # libcst validates a Name's text; a line break inside an operator is not
             return cst.BinaryOperation(
                 left=cst.Name("x"),
@@ -297,7 +297,7 @@ class ForgetsParentheses(Pass):
     """`(a + b).cuda()` becomes `a + b.type`: valid text, another tree."""
 
     def leave_Call(self, original_node, updated_node):
-        if m_cuda(updated_node) and self.apply(original_node, "TP201"):
+        if m_cuda(updated_node) and self.record_and_decide(original_node, "TP201"):
             inner = updated_node.func.value.with_changes(lpar=[], rpar=[])
             return cst.Attribute(value=inner, attr=cst.Name("type"))
         return updated_node

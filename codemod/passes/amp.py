@@ -10,11 +10,12 @@ Imports from ``torch.cuda.amp`` whose every use was rewritten are removed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
+from codemod import catalog
 from codemod.passes.base import ACCELERATOR_TORCH, Pass
 from codemod.rules import Fix, Rule, register
 
@@ -155,10 +156,9 @@ register(*RULES)
 
 @dataclass(frozen=True)
 class Mapping:
-    """How one old AMP callable becomes its device-generic counterpart."""
+    """How one old AMP callable becomes its device-generic counterpart (the rule and
+    the new callee are its catalogue row's)."""
 
-    code: str
-    target: Optional[str]  # the new callee, a template (None: keep the callee)
     device: str  # the device argument, a template
     device_keyword: Optional[str] = None  # pass the device by this keyword
     # The old positional parameters, when the new callable orders them differently:
@@ -168,53 +168,36 @@ class Mapping:
     # defaults to CUDA: only calls that leave it out are sites.
     device_parameter: Optional[str] = None
     decorator: bool = False  # may be used as a bare decorator (@custom_fwd)
+    code: str = ""  # from the row
+    target: Optional[str] = None  # the new callee, a template (None: keep the callee)
 
 
 AUTOCAST_ARGS = ("enabled", "dtype", "cache_enabled")
-_CUDA_AUTOCAST = Mapping(
-    "TP401", "{torch}.autocast", "{device}.type", None, AUTOCAST_ARGS
-)
-_CUDA_SCALER = Mapping("TP402", "{torch}.amp.GradScaler", "{device}.type")
-_CPU_AUTOCAST = Mapping("TP405", "{torch}.autocast", '"cpu"', None, AUTOCAST_ARGS)
-
-
-def _custom(name: str) -> Mapping:
-    return Mapping(
-        "TP403", "{torch}.amp." + name, "{device}.type", "device_type", decorator=True
-    )
-
-
-MAPPINGS: Dict[str, Mapping] = {
-    "torch.cuda.amp.autocast": _CUDA_AUTOCAST,
-    "torch.cuda.amp.autocast_mode.autocast": _CUDA_AUTOCAST,
-    "torch.cuda.amp.GradScaler": _CUDA_SCALER,
-    "torch.cuda.amp.grad_scaler.GradScaler": _CUDA_SCALER,
-    "torch.cuda.amp.custom_fwd": _custom("custom_fwd"),
-    "torch.cuda.amp.autocast_mode.custom_fwd": _custom("custom_fwd"),
-    "torch.cuda.amp.custom_bwd": _custom("custom_bwd"),
-    "torch.cuda.amp.autocast_mode.custom_bwd": _custom("custom_bwd"),
-    "torch.get_autocast_gpu_dtype": Mapping(
-        "TP404", "{torch}.get_autocast_dtype", "{device}.type"
-    ),
+_CUSTOM = Mapping("{device}.type", "device_type", decorator=True)
+# Catalogue row (its first name) -> how its calls are rewritten.
+SHAPES: Dict[str, Mapping] = {
+    "torch.cuda.amp.autocast": Mapping("{device}.type", None, AUTOCAST_ARGS),
+    "torch.cuda.amp.GradScaler": Mapping("{device}.type"),
+    "torch.cuda.amp.custom_fwd": _CUSTOM,
+    "torch.cuda.amp.custom_bwd": _CUSTOM,
+    "torch.get_autocast_gpu_dtype": Mapping("{device}.type"),
     "torch.is_autocast_enabled": Mapping(
-        "TP404", None, "{device}.type", device_parameter="device_type"
+        "{device}.type", device_parameter="device_type"
     ),
-    "torch.cpu.amp.autocast": _CPU_AUTOCAST,
-    "torch.cpu.amp.autocast_mode.autocast": _CPU_AUTOCAST,
-    "torch.cpu.amp.GradScaler": Mapping("TP406", "{torch}.amp.GradScaler", '"cpu"'),
-    "torch.cpu.amp.grad_scaler.GradScaler": Mapping(
-        "TP406", "{torch}.amp.GradScaler", '"cpu"'
-    ),
+    "torch.cpu.amp.autocast": Mapping('"cpu"', None, AUTOCAST_ARGS),
+    "torch.cpu.amp.GradScaler": Mapping('"cpu"'),
+    "torch.amp.GradScaler": Mapping("{device}.type", device_parameter="device"),
 }
-for _name in (
-    "torch.amp.GradScaler",
-    "torch.amp.grad_scaler.GradScaler",
-    "torch.GradScaler",
-):
-    MAPPINGS[_name] = Mapping("TP407", None, "{device}.type", device_parameter="device")
+# Qualified name (every alias) -> mapping.
+MAPPINGS: Dict[str, Mapping] = {
+    name: replace(SHAPES[row.name], code=row.code, target=row.portable)
+    for row in catalog.rows_of("amp")
+    if row.kind == "name"
+    for name in row.names
+}
 # Generic names: not reported when merely referenced.
 GENERIC = {name for name, mapping in MAPPINGS.items() if mapping.device_parameter}
-AMP_MODULES = ("torch.cuda.amp", "torch.cpu.amp")
+AMP_MODULES = tuple(r.name for r in catalog.rows_of("amp") if r.kind == "module")
 
 
 def _is_amp_name(name: Optional[str]) -> bool:
@@ -234,10 +217,6 @@ def _leaves_out_device(mapping: Mapping, call: cst.Call) -> bool:
     )
 
 
-def _dotted(node: Union[cst.Attribute, cst.Name, None]) -> str:
-    return cst.Module([]).code_for_node(node) if node is not None else ""
-
-
 _NO_SPACE = cst.SimpleWhitespace("")
 
 
@@ -252,7 +231,7 @@ def _keyword(name: str, value: cst.BaseExpression, comma) -> cst.Arg:
 
 class Amp(Pass):
     RULES = RULES
-    TRIGGER = re.compile(r"\bamp\b|autocast|GradScaler")
+    TRIGGER = catalog.trigger_of("amp")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -370,7 +349,7 @@ class Amp(Pass):
                 f"is assigned: move the `{name} = ...` line above it",
             )
             return False
-        return self.apply(node, mapping.code)
+        return self.record_and_decide(node, mapping.code)
 
     @staticmethod
     def _keeps_meaning(mapping: Mapping, args) -> bool:

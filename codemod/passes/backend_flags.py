@@ -26,7 +26,8 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from codemod.passes.base import Pass
-from codemod.passes.report_only import IMPORTED, ImportSites, imported_names
+from codemod import catalog
+from codemod.passes._helpers import IMPORTED, ImportSites, imported_names
 from codemod.rules import Fix, Rule, register
 
 RULES = (
@@ -149,16 +150,11 @@ RULES = (
 )
 register(*RULES)
 
-CUDA_BACKENDS = ("torch.backends.cudnn", "torch.backends.cuda")
+CUDA_BACKENDS = tuple(
+    r.name for r in catalog.rows_of("backend_flags") if r.kind == "module"
+)
 # Qualified name -> rule. Everything else under CUDA_BACKENDS is TP609.
-FLAGS: Dict[str, str] = {
-    "torch.backends.cudnn.benchmark": "TP601",
-    "torch.backends.cudnn.deterministic": "TP602",
-    "torch.backends.cudnn.enabled": "TP603",
-    "torch.backends.cuda.matmul.allow_tf32": "TP604",
-    "torch.backends.cudnn.allow_tf32": "TP605",
-    "torch.backends.cuda.sdp_kernel": "TP606",
-}
+FLAGS: Dict[str, str] = catalog.codes_of("backend_flags", kinds=("name",))
 # What a reference that is not rewritten says, where it differs from the rule's message.
 READ_MESSAGES = {
     "TP604": "reads `allow_tf32`: the device-generic reading is "
@@ -204,7 +200,7 @@ def _bool_literal(node: cst.BaseExpression) -> Optional[bool]:
 
 class BackendFlags(ImportSites, Pass):
     RULES = RULES
-    TRIGGER = re.compile(r"cudnn|cuda")
+    TRIGGER = catalog.trigger_of("backend_flags")
 
     def visit_Module(self, node: cst.Module) -> None:
         self.handled: Set[cst.CSTNode] = set()  # references a parent dealt with
@@ -290,7 +286,9 @@ class BackendFlags(ImportSites, Pass):
         else:
             precision = '"high"' if value else '"high" if {value} else "highest"'
             fix, message = Fix.UNSAFE, TF32_ON
-        if not self.apply(original_node.targets[0].target, "TP604", message, fix):
+        if not self.record_and_decide(
+            original_node.targets[0].target, "TP604", message, fix
+        ):
             return updated_node
         template = "{torch}.set_float32_matmul_precision(" + precision + ")"
         values = {"value": updated_node.value} if "{value}" in precision else {}
@@ -299,7 +297,7 @@ class BackendFlags(ImportSites, Pass):
 
     def leave_Call(self, original_node, updated_node):
         backends = self.sdp_calls.get(original_node)
-        if backends is None or not self.apply(original_node, "TP606"):
+        if backends is None or not self.record_and_decide(original_node, "TP606"):
             return updated_node
         listed = ", ".join(f"{{torch}}.nn.attention.SDPBackend.{b}" for b in backends)
         return self.expr("{torch}.nn.attention.sdpa_kernel([" + listed + "])")

@@ -25,12 +25,7 @@ from typing import (
 )
 
 import libcst as cst
-from libcst.metadata import (
-    PositionProvider,
-    QualifiedName,
-    QualifiedNameProvider,
-    QualifiedNameSource,
-)
+from libcst.metadata import PositionProvider
 
 from codemod.lines import split_lines
 from codemod.diagnostics import Diagnostic
@@ -221,17 +216,6 @@ class Pass(cst.CSTTransformer):
         module's imports; None when the name is not imported or is shadowed."""
         return self.context.facts.qualified_name(node)
 
-    def qualified_names(self, node: cst.CSTNode) -> Set[str]:
-        name = self.qualified_name(node)
-        return {name} if name else set()
-
-    def get_metadata(self, key, node, *args):
-        # Qualified names come from the module's imports, not from a scope analysis.
-        if key is QualifiedNameProvider:
-            name = self.qualified_name(node)
-            return {QualifiedName(name, QualifiedNameSource.IMPORT)} if name else set()
-        return super().get_metadata(key, node, *args)
-
     def callee(self, call: cst.Call) -> Optional[str]:
         return self.qualified_name(call.func)
 
@@ -244,28 +228,18 @@ class Pass(cst.CSTTransformer):
             start.column + 1 + self.context.col_offset,
         )
 
-    def apply(
+    def record_and_decide(
         self, node: cst.CSTNode, code: str, message: str = "", fix: Optional[Fix] = None
     ) -> bool:
-        """Record a site of rule ``code``; True when its fix should be applied."""
+        """Record a site of rule ``code`` (a diagnostic); True when its fix is to be
+        applied (enabled, not suppressed, safe or allowed, and the target torch has
+        it)."""
         if node in self.context.claimed:
             return False
         line, col = self.position(node)
         decided = self.context.decide(REGISTRY[code], line, col, message, fix)
         self.changed |= decided
         return decided
-
-    def remove_unused_import(
-        self,
-        statement: cst.CSTNode,
-        module: str,
-        obj: Optional[str] = None,
-        asname: Optional[str] = None,
-    ) -> None:
-        """Drop ``from module import obj as asname`` in the (original) import
-        ``statement`` if nothing uses it once every pass has run."""
-        line, _ = self.position(statement)
-        self.context.unused_imports.append((line, module, obj, asname))
 
     def drop_import_if_unused(
         self, module: str, name: Optional[str] = None, alias: Optional[str] = None
@@ -278,7 +252,7 @@ class Pass(cst.CSTTransformer):
 
     def report(self, node: cst.CSTNode, code: str, message: str = "") -> None:
         """Record a site that is left as it is (no fix for this site)."""
-        self.apply(node, code, message, Fix.NONE)
+        self.record_and_decide(node, code, message, Fix.NONE)
 
     # -- code to emit ---------------------------------------------------------
     def device(self) -> cst.Name:

@@ -22,12 +22,13 @@ Every choice below was checked on CPU PyTorch 2.13:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from codemod.passes.report_only import guards_cuda_only_code
+from codemod import catalog
+from codemod.catalog import Row, under
+from codemod.passes._helpers import guards_cuda_only_code
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
 from codemod.rules import Fix, Rule, register
 
@@ -268,153 +269,23 @@ register(*RULES)
 
 CPU = '{device}.type != "cpu"'  # the guard; its quotes are adapted inside f-strings
 
-
-@dataclass(frozen=True)
-class Api:
-    """How one ``torch.cuda`` name is made portable.
-
-    ``call``: the replacement callee (``{torch}``/``{device}`` templates); the
-    original arguments are kept. ``cpu``: the value on the CPU, when the call must be
-    guarded ("None": a statement). ``shape`` names a rewrite that is more than a new
-    callee. Without ``call`` and ``shape`` the name is reported with ``advice``.
-    """
-
-    code: str
-    call: Optional[str] = None
-    cpu: Optional[str] = None
-    shape: str = "call"
-    advice: str = ""
-
-
-_ACC = "{torch}.accelerator."
-_MOD = "{torch}.get_device_module({device})."
-
-
-def _report(advice: str) -> Api:
-    return Api("TP390", shape="report", advice=advice)
-
-
-_DIAGNOSTIC = _report(
-    'CUDA diagnostics; guard it with `if DEVICE.type == "cuda":` or use '
-    "`torch.accelerator.memory_stats()` (torch >= 2.9)"
-)
-_ALLOCATOR = _report(
-    'CUDA caching-allocator setting; guard it with `if DEVICE.type == "cuda":`'
-)
-
-# The table: qualified name (after ALIASES) -> portable form.
-API: Dict[str, Api] = {
-    "torch.cuda.is_available": Api("TP301", _ACC + "is_available"),
-    "torch.cuda.device_count": Api("TP301", _ACC + "device_count"),
-    "torch.cuda.current_device": Api("TP302", _ACC + "current_device_index", "0"),
-    "torch.cuda.set_device": Api("TP302", _ACC + "set_device_index", "None"),
-    "torch.cuda.device": Api("TP303", _ACC + "device_index", shape="device_index"),
-    "torch.cuda.synchronize": Api("TP304", _MOD + "synchronize"),
-    "torch.cuda.Stream": Api("TP305", _MOD + "Stream"),
-    "torch.cuda.current_stream": Api("TP305", _MOD + "current_stream"),
-    "torch.cuda.stream": Api("TP305", _MOD + "stream"),
-    "torch.cuda.set_stream": Api("TP305", _ACC + "set_stream", "None"),
-    "torch.cuda.Event": Api("TP306", _MOD + "Event", "{torch}.cpu.Event()"),
-    "torch.cuda.empty_cache": Api("TP308", _ACC + "empty_cache", "None"),
-    "torch.cuda.memory_allocated": Api("TP308", _ACC + "memory_allocated", "0"),
-    "torch.cuda.max_memory_allocated": Api("TP308", _ACC + "max_memory_allocated", "0"),
-    "torch.cuda.memory_reserved": Api("TP308", _ACC + "memory_reserved", "0"),
-    "torch.cuda.max_memory_reserved": Api("TP308", _ACC + "max_memory_reserved", "0"),
-    "torch.cuda.memory_cached": Api("TP308", _ACC + "memory_reserved", "0"),
-    "torch.cuda.max_memory_cached": Api("TP308", _ACC + "max_memory_reserved", "0"),
-    "torch.cuda.memory_stats": Api("TP308", _ACC + "memory_stats", "{}"),
-    "torch.cuda.reset_peak_memory_stats": Api(
-        "TP308", _ACC + "reset_peak_memory_stats", "None"
-    ),
-    # Both old names have reset every peak statistic since torch 1.4.
-    "torch.cuda.reset_max_memory_allocated": Api(
-        "TP308", _ACC + "reset_peak_memory_stats", "None"
-    ),
-    "torch.cuda.reset_max_memory_cached": Api(
-        "TP308", _ACC + "reset_peak_memory_stats", "None"
-    ),
-    "torch.cuda.reset_accumulated_memory_stats": Api(
-        "TP308", _ACC + "reset_accumulated_memory_stats", "None"
-    ),
-    "torch.cuda.mem_get_info": Api("TP309", _ACC + "get_memory_info", "(0, 0)"),
-    "torch.cuda.manual_seed": Api("TP310", _MOD + "manual_seed", "None"),
-    "torch.cuda.manual_seed_all": Api("TP310", _MOD + "manual_seed_all", "None"),
-    "torch.cuda.seed": Api("TP310", _MOD + "seed", "None"),
-    "torch.cuda.seed_all": Api("TP310", _MOD + "seed_all", "None"),
-    "torch.cuda.get_rng_state": Api("TP311", _MOD + "get_rng_state", "None"),
-    "torch.cuda.set_rng_state": Api("TP311", _MOD + "set_rng_state", "None"),
-    "torch.cuda.get_rng_state_all": Api("TP311", _MOD + "get_rng_state_all", "[]"),
-    "torch.cuda.set_rng_state_all": Api("TP311", _MOD + "set_rng_state_all", "None"),
-    "torch.cuda.get_device_name": Api("TP314", _MOD + "get_device_name", '"cpu"'),
-    "torch.cuda.default_stream": _report(
-        "no portable default stream; `torch.get_device_module(DEVICE)"
-        ".current_stream()` is portable if the current stream will do"
-    ),
-    "torch.cuda.ipc_collect": _report(
-        'CUDA IPC only; guard it with `if DEVICE.type == "cuda":`'
-    ),
-    "torch.cuda.set_per_process_memory_fraction": _ALLOCATOR,
-    "torch.cuda.get_per_process_memory_fraction": _ALLOCATOR,
-    "torch.cuda.caching_allocator_alloc": _ALLOCATOR,
-    "torch.cuda.caching_allocator_delete": _ALLOCATOR,
-    "torch.cuda.memory_summary": _DIAGNOSTIC,
-    "torch.cuda.memory_snapshot": _DIAGNOSTIC,
-    "torch.cuda.memory_stats_as_nested_dict": _DIAGNOSTIC,
-    "torch.cuda.list_gpu_processes": _DIAGNOSTIC,
-    "torch.cuda.utilization": _DIAGNOSTIC,
-    "torch.cuda.memory_usage": _DIAGNOSTIC,
-    "torch.cuda.temperature": _DIAGNOSTIC,
-    "torch.cuda.power_draw": _DIAGNOSTIC,
-    "torch.cuda.clock_rate": _DIAGNOSTIC,
-    "torch.cuda.get_device_properties": _report(
-        "device properties differ by backend; guard it with "
-        '`if DEVICE.type == "cuda":` or keep only the fields you need'
-    ),
-    "torch.cuda.initial_seed": _report(
-        "no portable form before `torch.accelerator.random.initial_seed()` "
-        "(torch >= 2.14, raises on the CPU)"
-    ),
-    "torch.cuda.init": _report("CUDA initializes lazily; remove it or guard it"),
-    "torch.cuda.is_initialized": _report(
-        'CUDA-only state; guard it with `DEVICE.type == "cuda"`'
-    ),
-    "torch.cuda.OutOfMemoryError": _report(
-        "catch `torch.OutOfMemoryError`, which every backend raises"
-    ),
-}
-# Legacy tensor types -> dtype.
-TENSOR_TYPES = {
-    "Float": "float32",
-    "Double": "float64",
-    "Half": "float16",
-    "BFloat16": "bfloat16",
-    "Long": "int64",
-    "Int": "int32",
-    "Short": "int16",
-    "Char": "int8",
-    "Byte": "uint8",
-    "Bool": "bool",
-}
-API.update(
-    {f"torch.cuda.{name}Tensor": Api("TP313", shape="tensor") for name in TENSOR_TYPES}
-)
-UNKNOWN = _report(
-    "no portable equivalent known to torchport; guard it with "
-    '`if DEVICE.type == "cuda":` or replace it by hand'
+# The table: qualified name (after ALIASES) -> its catalogue row (portable form,
+# value on the CPU, shape of the rewrite, advice when reported).
+API: Dict[str, Row] = catalog.names_of("cuda_runtime")
+TENSOR_TYPES = catalog.TENSOR_TYPES
+UNKNOWN = Row(
+    ("torch.cuda.*",),
+    "TP390",
+    "cuda_runtime",
+    shape="report",
+    advice=catalog.UNKNOWN_ADVICE,
 )
 # Submodules whose functions torch.cuda re-exports.
 ALIASES = re.compile(r"^torch\.cuda\.(?:memory|random|streams)\.")
 # Reported by other passes (AMP, distributed, backend flags, report-only ones).
-ELSEWHERE = re.compile(
-    r"^torch\.cuda\.(?:amp|nvtx|graphs?|CUDAGraph|make_graphed_callables"
-    r"|graph_pool_handle|is_current_stream_capturing|get_device_capability"
-    r"|is_bf16_supported)(?:\.|$)"
-)
+ELSEWHERE = catalog.torch_cuda_elsewhere()
 # Names that keep guarded code CUDA-only (so its `is_available()` guard stays).
-CUDA_ONLY_MODULES = re.compile(
-    r"^(?:apex|pynvml|cupy|flash_attn|bitsandbytes|xformers|triton"
-    r"|torch\.utils\.cpp_extension)(?:\.|$)"
-)
+CUDA_ONLY_MODULES = catalog.CUDA_ONLY_LIBRARIES + ("torch.utils.cpp_extension",)
 _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
 
 
@@ -463,7 +334,7 @@ def _guard(quote: str = '"') -> str:
 class CudaRuntime(Pass):
     RULES = RULES
     # elapsed_time: timing lines rarely say "cuda" themselves.
-    TRIGGER = re.compile(r"cuda|fork_rng|elapsed_time")
+    TRIGGER = catalog.trigger_of("cuda_runtime")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -478,10 +349,10 @@ class CudaRuntime(Pass):
         words = context.facts.identifiers
         self.uses_events = "Event" in words and "cuda" in words
 
-    def _row(self, name: str) -> Optional[Api]:
+    def _row(self, name: str) -> Optional[Row]:
         """The table's row for a torch.cuda name; None when another pass owns it."""
         name = canonical(name)
-        if ELSEWHERE.match(name) or name == "torch.cuda":
+        if under(name, ELSEWHERE) or name == "torch.cuda":
             return None
         return API.get(name, UNKNOWN)
 
@@ -594,7 +465,7 @@ class CudaRuntime(Pass):
             and attribute_name(updated_node) == "elapsed_time"
             and len(updated_node.args) == 1
             and original_node not in self.guarded
-            and self.apply(original_node, "TP307")
+            and self.record_and_decide(original_node, "TP307")
         ):
             return self._guarded(original_node, updated_node, 'float("nan")')
         return updated_node
@@ -646,7 +517,7 @@ class CudaRuntime(Pass):
                         return True
                 elif isinstance(node, (cst.Name, cst.Attribute)):
                     name = self.qualified_name(node) or ""
-                    if CUDA_ONLY_MODULES.match(name):
+                    if under(name, CUDA_ONLY_MODULES):
                         return True
                     if name.startswith("torch.cuda.") and not name.startswith(
                         ("torch.cuda.amp.", "torch.cuda.is_available")
@@ -665,7 +536,7 @@ class CudaRuntime(Pass):
         return getattr(self, f"_shape_{row.shape}")(original, updated, row, short)
 
     def _applied(self, original: cst.Call, code: str, message="", fix=None) -> bool:
-        if not self.apply(original, code, message, fix):
+        if not self.record_and_decide(original, code, message, fix):
             return False
         root = original.func
         while isinstance(root, cst.Attribute):
@@ -677,10 +548,10 @@ class CudaRuntime(Pass):
             self.drop_import_if_unused(module, imported, alias)
         return True
 
-    def _shape_call(self, original, updated, row: Api, short: str):
+    def _shape_call(self, original, updated, row: Row, short: str):
         if not self._applied(original, row.code):
             return updated
-        call = updated.with_changes(func=self.expr(row.call))
+        call = updated.with_changes(func=self.expr(row.portable))
         if row.cpu is None:
             return call
         return self._guarded(original, call, row.cpu)
@@ -697,7 +568,7 @@ class CudaRuntime(Pass):
             self.statements[id(node)] = call
         return node
 
-    def _shape_device_index(self, original, updated, row: Api, short: str):
+    def _shape_device_index(self, original, updated, row: Row, short: str):
         value = _device_index_arg(original)
         if value is None:
             self.report(original, row.code)
@@ -711,9 +582,9 @@ class CudaRuntime(Pass):
         index = _device_index_arg(updated)
         if not _is_name(index, "None"):  # type: ignore[arg-type]
             index = self.expr("{index} if " + _guard() + " else None", index=index)
-        return self.expr(row.call + "({index})", index=index)
+        return self.expr(row.portable + "({index})", index=index)
 
-    def _shape_tensor(self, original, updated, row: Api, short: str):
+    def _shape_tensor(self, original, updated, row: Row, short: str):
         form = _tensor_form(original)
         if form is None:
             self.report(
@@ -749,7 +620,7 @@ class CudaRuntime(Pass):
             return updated  # a plain fork_rng(), or a device type of the user's
         if devices is not None and isinstance(args[devices].value, cst.IfExp):
             return updated  # already guarded
-        if not self.apply(original, "TP312"):
+        if not self.record_and_decide(original, "TP312"):
             return updated
         value = args[devices].value if devices is not None else cst.Name("None")
         guarded = self.expr("{value} if " + _guard() + " else []", value=value)

@@ -16,6 +16,8 @@ from typing import Dict, Optional, Set, Tuple, Union
 
 import libcst as cst
 
+from codemod import catalog
+from codemod.passes._helpers import target_name
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, option_name
 from codemod.rules import Fix, Rule, register
 
@@ -183,17 +185,9 @@ def _mentions_device(name: str) -> bool:
     return "device" in name.lower()
 
 
-def _target_name(node: cst.CSTNode) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return ""
-
-
 class DeviceStrings(Pass):
     RULES = RULES
-    TRIGGER = re.compile(r"cuda")
+    TRIGGER = catalog.trigger_of("device_strings")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -242,11 +236,11 @@ class DeviceStrings(Pass):
                 self.mark(arg.value, Kind.STRING, "TP105")
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(_mentions_device(_target_name(t.target)) for t in node.targets):
+        if any(_mentions_device(target_name(t.target)) for t in node.targets):
             self.mark(node.value, Kind.STRING, "TP105")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None and _mentions_device(_target_name(node.target)):
+        if node.value is not None and _mentions_device(target_name(node.target)):
             self.mark(node.value, Kind.STRING, "TP105")
 
     def visit_Param(self, node: cst.Param) -> None:
@@ -338,7 +332,11 @@ class DeviceStrings(Pass):
     def _leave_literal(self, original: Literal, updated: Literal) -> cst.BaseExpression:
         kind, code = self.kinds.get(original, (None, "TP109"))
         if kind is Kind.TEMPLATE:
-            return self._template(original) if self.apply(original, code) else updated
+            return (
+                self._template(original)
+                if self.record_and_decide(original, code)
+                else updated
+            )
         if device_literal(original) is None:
             return updated
         if kind is Kind.IGNORE:
@@ -346,7 +344,7 @@ class DeviceStrings(Pass):
         if kind is None:
             self.report(original, "TP109")
             return updated
-        if self.apply(original, code):
+        if self.record_and_decide(original, code):
             return self._replacement(original, kind)
         return updated
 
@@ -371,7 +369,7 @@ class DeviceStrings(Pass):
         if original_node not in self.collapse:
             return updated_node
         kind = self.kinds.get(original_node, (Kind.STRING, ""))[0]
-        if not self.apply(original_node, "TP103"):
+        if not self.record_and_decide(original_node, "TP103"):
             return updated_node
         return self.device() if kind is Kind.OBJECT else self._string_type()
 
@@ -388,7 +386,7 @@ class DeviceStrings(Pass):
     def leave_Comparison(self, original_node, updated_node):
         if self.kinds.get(original_node, (None,))[0] is not Kind.STRING:
             return updated_node
-        if not self.apply(original_node, "TP104"):
+        if not self.record_and_decide(original_node, "TP104"):
             return updated_node
         target = updated_node.comparisons[0]
         literal_left = device_literal(original_node.left) == "cuda"

@@ -12,13 +12,13 @@ reported: what they guard is usually NCCL-specific.
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
-from codemod.passes.base import Pass, option_name, walk
-from codemod.passes.device_strings import _target_name
+from codemod.passes.base import Pass, option_name
+from codemod import catalog
+from codemod.passes._helpers import AVAILABILITY, target_name
 from codemod.rules import Fix, Rule, register
 
 DIST_TORCH = (2, 6)  # torch.distributed.get_default_backend_for_device
@@ -132,7 +132,6 @@ NCCL_AVAILABLE = {
     "torch.distributed.is_nccl_available",
     "torch.distributed.distributed_c10d.is_nccl_available",
 }
-AVAILABILITY = {"torch.cuda.is_available", "torch.accelerator.is_available"}
 # Callee -> (positional index, keyword) of the arguments DDP takes device ids in.
 DDP = {
     "torch.nn.parallel.DistributedDataParallel",
@@ -180,11 +179,10 @@ def _argument(call: cst.Call, keyword: str, position: int) -> Optional[cst.Arg]:
 class Distributed(Pass):
     RULES = RULES
     # DDP and mp.spawn matter only in files that mention CUDA or NCCL.
-    TRIGGER = re.compile(r"nccl|NCCL|cuda")
+    TRIGGER = catalog.trigger_of("distributed")
     HITS = re.compile(r"device_ids|output_device")
     # mp.spawn's nprocs is followed back to its device_count() through variables.
     CONTEXT = re.compile(r"spawn|start_processes")
-    METADATA_DEPENDENCIES = Pass.METADATA_DEPENDENCIES + (ScopeProvider,)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -271,11 +269,11 @@ class Distributed(Pass):
         return isinstance(value, cst.Name) and value.value == "None"
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(_backend_name(_target_name(t.target)) for t in node.targets):
+        if any(_backend_name(target_name(t.target)) for t in node.targets):
             self._mark_backend(node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None and _backend_name(_target_name(node.target)):
+        if node.value is not None and _backend_name(target_name(node.target)):
             self._mark_backend(node.value)
 
     def visit_Param(self, node: cst.Param) -> None:
@@ -305,50 +303,51 @@ class Distributed(Pass):
         return isinstance(node, cst.Call) and self.callee(node) in DEVICE_COUNT
 
     def _find_spawn_counts(self, module: cst.Module) -> None:
-        values: Dict[cst.CSTNode, cst.BaseExpression] = {}  # assigned Name -> value
-        nodes = list(walk(module))
-        for assign in nodes:
+        # (scope, name) -> values assigned to the name there; a scope is a function
+        # (or lambda) node, None for the module.
+        values: Dict[Tuple[Optional[cst.CSTNode], str], List[cst.BaseExpression]] = {}
+        spawns: List[Tuple[cst.Call, Optional[cst.CSTNode]]] = []
+        stack: List[Tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(module, None)]
+        while stack:
+            node, scope = stack.pop()
             if (
-                isinstance(assign, cst.Assign)
-                and len(assign.targets) == 1
-                and isinstance(assign.targets[0].target, cst.Name)
+                isinstance(node, cst.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0].target, cst.Name)
             ):
-                values[assign.targets[0].target] = assign.value
-        for call in nodes:
-            if not isinstance(call, cst.Call):
-                continue
-            if self.callee(call) not in SPAWN:  # type: ignore[arg-type]
-                continue
-            nprocs = _argument(call, "nprocs", SPAWN_NPROCS)  # type: ignore[arg-type]
+                key = (scope, node.targets[0].target.value)
+                values.setdefault(key, []).append(node.value)
+            elif isinstance(node, cst.Call) and self.callee(node) in SPAWN:
+                spawns.append((node, scope))
+            inner = node if isinstance(node, (cst.FunctionDef, cst.Lambda)) else scope
+            stack.extend((child, inner) for child in node.children)
+        for call, scope in spawns:
+            nprocs = _argument(call, "nprocs", SPAWN_NPROCS)
             if nprocs is not None:
-                self._follow(nprocs.value, values, depth=3)
-            spawn_args = _argument(call, "args", 1)  # type: ignore[arg-type]
+                self._follow(nprocs.value, scope, values, depth=3)
+            spawn_args = _argument(call, "args", 1)
             if spawn_args is not None and isinstance(spawn_args.value, cst.Tuple):
                 for element in spawn_args.value.elements:
                     if self._is_count(element.value):
                         self.counts.add(element.value)
 
-    def _follow(self, value: cst.BaseExpression, values, depth: int) -> None:
-        """Find the device_count() call ``value`` is, or is assigned from."""
+    def _follow(self, value: cst.BaseExpression, scope, values, depth: int) -> None:
+        """Find the device_count() call ``value`` is, or is assigned from: through
+        the assignments to a name in the scope it is read in, or else the module's."""
         if self._is_count(value):
             self.counts.add(value)
         elif isinstance(value, cst.Name) and depth:
-            try:
-                scope = self.get_metadata(ScopeProvider, value)
-            except KeyError:
-                return
-            if scope is None:
-                return
-            for assignment in scope[value.value]:
-                if assignment.node in values:
-                    self._follow(values[assignment.node], values, depth - 1)
+            if (scope, value.value) not in values:
+                scope = None
+            for assigned in values.get((scope, value.value), ()):
+                self._follow(assigned, scope, values, depth - 1)
 
     # -- rewriting, bottom-up ---------------------------------------------------------
     def leave_SimpleString(self, original_node, updated_node):
         if not _mentions_nccl(original_node) or original_node in self.ignored:
             return updated_node
         if original_node in self.backends and _nccl_literal(original_node):
-            if self.apply(original_node, "TP501"):
+            if self.record_and_decide(original_node, "TP501"):
                 return self._default_backend()
             return updated_node
         if _nccl_literal(original_node) or original_node in self.backends:
@@ -362,14 +361,16 @@ class Distributed(Pass):
         ):
             return updated_node
         if original_node in self.backends:
-            if self.apply(original_node, "TP501"):
+            if self.record_and_decide(original_node, "TP501"):
                 return self._default_backend()
             return updated_node
         self.report(original_node, "TP503")
         return updated_node
 
     def leave_IfExp(self, original_node, updated_node):
-        if original_node in self.collapse and self.apply(original_node, "TP501"):
+        if original_node in self.collapse and self.record_and_decide(
+            original_node, "TP501"
+        ):
             return self._default_backend()
         return updated_node
 
@@ -382,7 +383,7 @@ class Distributed(Pass):
             or original_node.keyword.value == ("device_ids")
             else "`output_device=` goes with `device_ids=`, which DDP rejects for a CPU module"
         )
-        if not self.apply(original_node, "TP504", message):
+        if not self.record_and_decide(original_node, "TP504", message):
             return updated_node
         return updated_node.with_changes(
             value=self.expr(
@@ -391,6 +392,8 @@ class Distributed(Pass):
         )
 
     def leave_Call(self, original_node, updated_node):
-        if original_node in self.counts and self.apply(original_node, "TP505"):
+        if original_node in self.counts and self.record_and_decide(
+            original_node, "TP505"
+        ):
             return self.expr("max({count}, 1)", count=updated_node)
         return updated_node

@@ -5,19 +5,25 @@ pynvml, apex, the profiler's CUDA activity, torch.compile's CUDA-graph modes, an
 ``torch.cuda.is_available()`` guarding such code. Only one shape has a rewrite:
 ``with torch.cuda.nvtx.range(name):`` -> ``with torch.profiler.record_function(name):``
 (unsafe: the range leaves Nsight traces for the PyTorch profiler's).
-
-``guards_cuda_only_code`` / ``cuda_only_guard_calls`` classify an ``if`` whose body is
-CUDA-only, so that a pass rewriting ``torch.cuda.is_available()`` can leave that
-guard alone instead of widening it to every accelerator.
+The names and their rules are the catalogue's (``codemod.catalog``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, Optional, Set, Union
 
 import libcst as cst
 
+from codemod import catalog
+from codemod.catalog import under
+from codemod.passes._helpers import (
+    IMPORTED,
+    ImportSites,
+    cuda_only_guard_calls,
+    imported_names,
+    is_sm_version,
+)
 from codemod.passes.base import Pass, walk
 from codemod.rules import Fix, Rule, register
 
@@ -179,43 +185,17 @@ RULES = (
 )
 register(*RULES)
 
-# Qualified name (or prefix, at a dot) -> rule. Data, not code.
+# Qualified name (or prefix, at a dot) -> rule, and per-name advice where it says
+# more than the rule's message: the catalogue's rows of this pass.
+# apex is reported at its imports only, with advice per module (APEX below).
 REFERENCES: Dict[str, str] = {
-    "torch.cuda.CUDAGraph": "TP901",
-    "torch.cuda.graph": "TP901",
-    "torch.cuda.graphs": "TP901",
-    "torch.cuda.make_graphed_callables": "TP901",
-    "torch.cuda.graph_pool_handle": "TP901",
-    "torch.cuda.nvtx": "TP902",
-    "torch.cuda.get_device_capability": "TP903",
-    "torch.cuda.get_arch_list": "TP903",
-    "torch.cuda.is_bf16_supported": "TP903",
-    "torch.utils.cpp_extension.CUDAExtension": "TP904",
-    "torch.profiler.ProfilerActivity.CUDA": "TP908",
-    "torch.autograd.profiler.ProfilerActivity.CUDA": "TP908",
-    "torch._C._profiler.ProfilerActivity.CUDA": "TP908",
-    "pynvml": "TP906",
+    n: code for n, code in catalog.codes_of("report_only").items() if n != "apex"
 }
-# Per-name advice where it says more than the rule's message.
 MESSAGES: Dict[str, str] = {
-    "torch.cuda.is_bf16_supported": "`is_bf16_supported()` is CUDA's answer (False on "
-    "the CPU, where autocast uses bf16); elsewhere `torch.bfloat16 in torch.accelerator"
-    '.get_device_capability()["supported_dtypes"]` (torch 2.10) says "can allocate", '
-    'not "fast"',
-    "torch.cuda.nvtx.range_push": "nvtx push/pop exist only in CUDA builds; pair them "
-    "into `with torch.profiler.record_function(name):`",
-    "torch.cuda.nvtx.range_pop": "nvtx push/pop exist only in CUDA builds; pair them "
-    "into `with torch.profiler.record_function(name):`",
-    "torch.cuda.nvtx.mark": "nvtx marks exist only in CUDA builds; wrap the region in "
-    "`torch.profiler.record_function(name)` instead",
+    n: row.advice for n, row in catalog.names_of("report_only").items() if row.advice
 }
-IMPORTED = (
-    "imports a CUDA-only API; its uses are reported where they occur (remove the "
-    "import once they are gone)"
-)
 MODULES = {"pynvml", "torch.cuda.nvtx", "torch.cuda.graphs"}
 NVTX_RANGE = "torch.cuda.nvtx.range"
-DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
 EXTENSION_LOADERS = {
     "torch.utils.cpp_extension.load",
     "torch.utils.cpp_extension.load_inline",
@@ -236,159 +216,6 @@ APEX: Dict[str, str] = {
     "/ `torch.nn.RMSNorm` (torch 2.4)",
 }
 
-# -- CUDA-only code, for guards ---------------------------------------------------------
-AVAILABILITY = {"torch.cuda.is_available", "torch.accelerator.is_available"}
-# Qualified-name prefixes (at a dot) of code that runs only on NVIDIA GPUs.
-CUDA_ONLY = (
-    "torch.backends.cudnn",
-    "torch.backends.cuda",
-    "torch.cuda.nvtx",
-    "torch.cuda.graphs",
-    "torch.cuda.graph",
-    "torch.cuda.CUDAGraph",
-    "torch.cuda.make_graphed_callables",
-    "torch.cuda.jiterator",
-    "torch.cuda.comm",
-    "torch.cuda.nccl",
-    "torch.cuda.get_device_capability",
-    "torch.cuda.get_arch_list",
-    "torch.cuda.is_bf16_supported",
-    "torch.utils.cpp_extension",
-    "torch.version.cuda",
-    "torch.profiler.ProfilerActivity.CUDA",
-    "apex",
-    "pynvml",
-    "flash_attn",
-    "bitsandbytes",
-    "xformers",
-    "transformer_engine",
-    "cupy",
-    "pycuda",
-    "numba.cuda",
-)
-
-# Under CUDA_ONLY, but torchport rewrites them to portable code, and harmless where
-# they stay: a guard around them is not kept (a second run would then widen it).
-PORTED = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cuda.sdp_kernel")
-
-QualifiedName = Callable[[cst.CSTNode], Optional[str]]
-
-
-def _under(name: Optional[str], prefixes) -> Optional[str]:
-    """The entry of ``prefixes`` that ``name`` is, or is below (at a dot)."""
-    if not name:
-        return None
-    for prefix in prefixes:
-        if name == prefix or name.startswith(prefix + "."):
-            return prefix
-    return None
-
-
-def _dotted(node: cst.CSTNode) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr.value}" if head else None
-    return None
-
-
-def imported_names(
-    node: Union[cst.Import, cst.ImportFrom],
-) -> List[Tuple[cst.CSTNode, str]]:
-    """(alias node, full dotted name) of each name an absolute import binds;
-    ``from m import *`` gives (the statement, ``m``)."""
-    if isinstance(node, cst.Import):
-        return [(alias, _dotted(alias.name) or "") for alias in node.names]
-    if node.relative or node.module is None:
-        return []
-    module = _dotted(node.module) or ""
-    if isinstance(node.names, cst.ImportStar):
-        return [(node, module)]
-    return [(alias, f"{module}.{_dotted(alias.name)}") for alias in node.names]
-
-
-class _CudaOnlyFinder(cst.CSTVisitor):
-    def __init__(self, qualified_name: QualifiedName) -> None:
-        self.qualified_name = qualified_name
-        self.found = False
-
-    def _check(self, node: cst.CSTNode) -> bool:
-        name = self.qualified_name(node) or _dotted(node)
-        if _under(name, PORTED):
-            return False
-        if _under(name, CUDA_ONLY):
-            self.found = True
-        return not self.found
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        if is_sm_version(node, self.qualified_name):
-            self.found = True
-        return self._check(node)
-
-    def visit_Name(self, node: cst.Name) -> bool:
-        return self._check(node)
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        if any(_under(name, CUDA_ONLY) for _, name in imported_names(node)):
-            self.found = True
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if any(_under(name, CUDA_ONLY) for _, name in imported_names(node)):
-            self.found = True
-        return False
-
-
-def is_sm_version(node: cst.Attribute, qualified_name: QualifiedName) -> bool:
-    """``torch.cuda.get_device_properties(i).major`` (or ``.minor``)."""
-    return (
-        node.attr.value in ("major", "minor")
-        and isinstance(node.value, cst.Call)
-        and qualified_name(node.value.func) == DEVICE_PROPERTIES
-    )
-
-
-def _availability_calls(test: cst.BaseExpression, qualified_name: QualifiedName):
-    """``is_available()`` calls that must be true for the body to run: the test
-    itself or an operand of an ``and`` chain."""
-    if isinstance(test, cst.Call) and qualified_name(test.func) in AVAILABILITY:
-        return [test]
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _availability_calls(test.left, qualified_name) + _availability_calls(
-            test.right, qualified_name
-        )
-    return []
-
-
-def cuda_only_guard_calls(
-    node: Union[cst.If, cst.IfExp], qualified_name: QualifiedName
-) -> List[cst.Call]:
-    """The ``torch.cuda.is_available()`` / ``torch.accelerator.is_available()`` calls
-    of ``node``'s test when what they protect is CUDA-only code: the body (not the
-    ``else``) or the rest of an ``and`` chain (``is_available() and
-    get_device_capability()[0] >= 8``); else [].
-
-    ``qualified_name(node)`` resolves a node of the same tree (``Pass.qualified_name``);
-    names it cannot resolve are read as written.
-    """
-    calls = _availability_calls(node.test, qualified_name)
-    if not calls:
-        return []
-    finder = _CudaOnlyFinder(qualified_name)
-    node.test.visit(finder)
-    node.body.visit(finder)
-    return calls if finder.found else []
-
-
-def guards_cuda_only_code(
-    node: Union[cst.If, cst.IfExp], qualified_name: QualifiedName
-) -> bool:
-    """True when ``node`` is ``if torch.cuda.is_available():`` (or an ``and`` chain with
-    it, or a conditional expression) around CUDA-only code."""
-    return bool(cuda_only_guard_calls(node, qualified_name))
-
-
 WIDENED = (
     "`torch.accelerator.is_available()` guards CUDA-only code: on MPS, XPU, NPU or TPU "
     'it now runs it; test `DEVICE.type == "cuda"` (or `torch.cuda.is_available()`) '
@@ -396,25 +223,9 @@ WIDENED = (
 )
 
 
-class ImportSites:
-    """Mixin: hand each import statement to ``_imports`` and skip its names (an
-    import binds names; the uses are visited where they occur)."""
-
-    def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
-        raise NotImplementedError
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        self._imports(node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        self._imports(node)
-        return False
-
-
 class ReportOnly(ImportSites, Pass):
     RULES = RULES
-    TRIGGER = re.compile(r"cuda|CUDA|pynvml|apex|reduce-overhead|max-autotune")
+    TRIGGER = catalog.trigger_of("report_only")
 
     def visit_Module(self, node: cst.Module) -> None:
         self.ranges: Set[cst.Call] = set()  # nvtx.range calls of a `with` item
@@ -423,23 +234,23 @@ class ReportOnly(ImportSites, Pass):
     # -- imports ----------------------------------------------------------------------
     def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
         for alias, name in imported_names(node):
-            prefix = _under(name, REFERENCES)
+            prefix = under(name, REFERENCES)
             if prefix in ("pynvml", None):
                 self._vendor_import(alias, name)
             else:
                 self.report(alias, REFERENCES[prefix], IMPORTED)
 
     def _vendor_import(self, node: cst.CSTNode, name: Optional[str]) -> None:
-        if _under(name, ("pynvml",)):
+        if under(name, ("pynvml",)):
             self.report(node, "TP906")
-        elif _under(name, ("apex",)):
-            prefix = max((p for p in APEX if _under(name, (p,))), key=len)
+        elif under(name, ("apex",)):
+            prefix = max((p for p in APEX if under(name, (p,))), key=len)
             self.report(node, "TP907", APEX[prefix])
 
     # -- references -------------------------------------------------------------------
     def _reference(self, node: cst.CSTNode) -> bool:
         name = self.qualified_name(node)
-        prefix = _under(name, REFERENCES)
+        prefix = under(name, REFERENCES)
         if prefix is None:
             return True
         if name in MODULES and isinstance(node, cst.Name):
@@ -527,7 +338,9 @@ class ReportOnly(ImportSites, Pass):
 
     # -- the one rewrite ------------------------------------------------------------
     def leave_Call(self, original_node, updated_node):
-        if original_node not in self.ranges or not self.apply(original_node, "TP902"):
+        if original_node not in self.ranges or not self.record_and_decide(
+            original_node, "TP902"
+        ):
             return updated_node
         return updated_node.with_changes(
             func=self.expr("{torch}.profiler.record_function")

@@ -7,6 +7,7 @@ from typing import Set
 
 import libcst as cst
 
+from codemod import catalog
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
 from codemod.rules import Fix, Rule, register
 
@@ -86,7 +87,7 @@ def _is_index(value: cst.BaseExpression) -> bool:
 
 class TensorMethods(Pass):
     RULES = RULES
-    TRIGGER = re.compile(r"\.cuda\b|is_cuda|pin_memory")
+    TRIGGER = catalog.trigger_of("tensor_methods")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -157,7 +158,9 @@ class TensorMethods(Pass):
             if literal
             else ("`.cuda(i)` with a variable index: assumed to be an int")
         )
-        if not self.apply(original, "TP201", message, None if literal else Fix.UNSAFE):
+        if not self.record_and_decide(
+            original, "TP201", message, None if literal else Fix.UNSAFE
+        ):
             return updated
         if index:
             target = self.expr(
@@ -195,7 +198,7 @@ class TensorMethods(Pass):
                 "module: if this is a tensor's, use `x.device.type == DEVICE.type`",
             )
             return updated_node
-        if not self.apply(original_node, "TP202"):
+        if not self.record_and_decide(original_node, "TP202"):
             return updated_node
         return self.expr(
             '({receiver}.device.type == {device}.type != "cpu")',
@@ -205,7 +208,7 @@ class TensorMethods(Pass):
     def _pin_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         # Only one branch of the conditional runs, so the receiver is still evaluated
         # once, whatever it is.
-        if not self.apply(original, "TP203"):
+        if not self.record_and_decide(original, "TP203"):
             return updated
         receiver = updated.func.value  # type: ignore[attr-defined]
         return self.expr(
@@ -222,7 +225,7 @@ class TensorMethods(Pass):
                 and isinstance(arg.value, cst.Name)
                 and arg.value.value == "True"
             ):
-                if not self.apply(arg, "TP203"):
+                if not self.record_and_decide(arg, "TP203"):
                     return updated
                 args = list(updated.args)
                 args[position] = args[position].with_changes(

@@ -1,0 +1,154 @@
+"""The catalogue is the one source: every copy is derived from it and none is stale."""
+
+from __future__ import annotations
+
+import re
+
+import black
+import pytest
+import torch
+
+from codemod import catalog, docs
+from codemod.engine import PREFILTER
+from codemod.passes import PASSES
+from codemod.passes.base import Options
+from codemod.rules import all_rules
+from codemod.transform import rewrite_source
+from tests.fixture_cases import before_files, case_id
+from tests.test_fixtures import _rewrite
+
+OWNERS = {p.__module__.rsplit(".", 1)[1]: p for p in PASSES}
+
+
+def _codes(source: str, **options):
+    result = rewrite_source(source, Options(**options), format_mode=black.Mode())
+    return [d.code for d in result.diagnostics], result.code
+
+
+def test_passes_run_in_the_catalogue_order():
+    assert tuple(OWNERS) == catalog.PASS_ORDER
+
+
+def test_every_row_names_a_rule_of_its_pass():
+    for row in catalog.ROWS:
+        assert row.owner in OWNERS, row
+        assert row.code in {r.code for r in OWNERS[row.owner].RULES}, row
+
+
+def test_every_rule_has_a_row():
+    covered = {row.code for row in catalog.ROWS}
+    assert [code for code in all_rules() if code not in covered] == []
+
+
+def test_no_name_is_in_two_rows():
+    names = [
+        n for row in catalog.ROWS if row.kind in ("name", "module") for n in row.names
+    ]
+    assert len(names) == len(set(names))
+
+
+# torch.cuda re-exports these submodules' functions under its own name.
+ALIAS_MODULES = {"memory", "random", "streams"}
+
+
+def test_every_public_torch_cuda_name_is_in_a_row():
+    known = [n for row in catalog.ROWS for n in row.names]
+    missing = [
+        name
+        for name in torch.cuda.__all__
+        if name not in ALIAS_MODULES
+        and not catalog.under(f"torch.cuda.{name}", known)
+        and not catalog.under(f"torch.cuda.{name}", catalog.CUDA_ONLY)
+    ]
+    assert missing == [], "torch.cuda names in no catalogue row"
+
+
+@pytest.mark.parametrize("owner", catalog.PASS_ORDER)
+def test_pass_triggers_are_the_catalogues(owner):
+    assert OWNERS[owner].TRIGGER.pattern == catalog.trigger_of(owner).pattern
+
+
+def test_prefilter_is_the_catalogues():
+    assert PREFILTER.pattern == catalog.prefilter().pattern
+    for row in catalog.ROWS:
+        for name in row.names:
+            if catalog.trigger_of(row.owner).search(name):
+                assert PREFILTER.search(name.encode()), name
+
+
+def test_readme_rule_tables_are_current():
+    readme = docs.README.read_text(encoding="utf-8")
+    assert readme == docs.readme_with_tables(
+        readme
+    ), "README rule tables are stale: run python -m codemod.docs"
+    for code in all_rules():
+        assert f"[{code}](docs/rules.md#" in readme
+
+
+def test_docs_check_fails_on_a_hand_edit(tmp_path, monkeypatch):
+    copy = tmp_path / "README.md"
+    copy.write_text(
+        docs.README.read_text(encoding="utf-8").replace("[TP101]", "[TP1O1]"),
+        encoding="utf-8",
+    )
+    rules_md = tmp_path / "rules.md"
+    rules_md.write_text(docs.render_all(), encoding="utf-8")
+    monkeypatch.setattr(docs, "README", copy)
+    monkeypatch.setattr(docs, "RULES_MD", rules_md)
+    assert docs.main(["--check"]) == 1
+
+
+# -- the drift bugs the catalogue fixed --------------------------------------------
+def test_get_arch_list_is_reported_once():
+    codes, _ = _codes("import torch\nprint(torch.cuda.get_arch_list())\n")
+    assert codes == ["TP903"]
+
+
+def test_is_current_stream_capturing_is_reported():
+    codes, _ = _codes(
+        "import torch\nif not torch.cuda.is_current_stream_capturing():\n    pass\n"
+    )
+    assert codes == ["TP901"]
+
+
+@pytest.mark.parametrize("library", catalog.CUDA_ONLY_LIBRARIES)
+def test_every_cuda_only_library_keeps_its_guard_the_same_way(library):
+    source = f"import torch\n\nif torch.cuda.is_available():\n    import {library}\n"
+    codes, code = _codes(source)
+    assert "torch.cuda.is_available()" in code
+    assert "TP910" in codes and "TP301" not in codes
+
+
+def test_names_left_to_other_passes_are_theirs():
+    # What the runtime pass leaves alone, another pass owns; nothing falls between.
+    for name in catalog.torch_cuda_elsewhere():
+        owners = {
+            row.owner
+            for row in catalog.ROWS
+            if name in row.names and row.kind in ("name", "module")
+        }
+        assert owners and "cuda_runtime" not in owners, name
+
+
+# -- fixtures carry the code they exercise -------------------------------------------
+PASS_FIXTURES = [b for b in before_files() if b.parent.name in OWNERS]
+FIXTURE_NAME = re.compile(r"(TP\d{3})_[a-z0-9_]+\.before\.py")
+
+
+def test_every_rule_has_a_fixture_named_by_its_code():
+    named = {FIXTURE_NAME.fullmatch(b.name).group(1) for b in PASS_FIXTURES}
+    without = [code for code in all_rules() if code not in named]
+    assert without == [], "rules without a fixture"
+
+
+@pytest.mark.parametrize("before", PASS_FIXTURES, ids=case_id)
+def test_a_fixture_name_carries_a_code_of_its_pass(before):
+    match = FIXTURE_NAME.fullmatch(before.name)
+    assert match, f"{before.name}: name it TPxxx_<case>.before.py"
+    code = match.group(1)
+    codes = {r.code for r in OWNERS[before.parent.name].RULES}
+    assert code in codes
+    result = _rewrite(before.read_text(encoding="utf-8"))
+    emitted = {d.code for d in result.diagnostics} & codes
+    # A fixture without any site of its pass shows what the rule leaves alone.
+    assert code in emitted or not emitted, f"{before.name} never gives {code}"
