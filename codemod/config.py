@@ -261,10 +261,8 @@ _FLOOR_OPERATORS = (">=", "==", "~=", "===", ">")
 
 def torch_floor(requirement: str) -> Optional[TorchVersion]:
     """``"torch>=2.4,<3"`` -> (2, 4); None when it is not torch or has no lower bound."""
-    try:
-        from packaging.requirements import InvalidRequirement, Requirement
-    except ImportError:  # packaging comes with black, but do without it if need be
-        return _torch_floor_plain(requirement)
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         parsed = Requirement(requirement)
     except InvalidRequirement:
@@ -272,24 +270,6 @@ def torch_floor(requirement: str) -> Optional[TorchVersion]:
     if parsed.name.lower().replace("_", "-") != "torch":
         return None
     return _highest_floor((s.operator, s.version) for s in parsed.specifier)
-
-
-_PLAIN_REQUIREMENT = re.compile(
-    r"\s*torch\s*(?:\[[^\]]*\])?\s*\(?([^;@]*)", re.IGNORECASE
-)
-_PLAIN_SPECIFIER = re.compile(r"\s*(===|~=|==|!=|<=|>=|<|>)\s*([^\s,)]+)")
-
-
-def _torch_floor_plain(requirement: str) -> Optional[TorchVersion]:
-    """``torch_floor`` for when packaging is missing: PEP 508 specifiers by hand."""
-    match = _PLAIN_REQUIREMENT.match(requirement)
-    if not match:
-        return None
-    specifiers = match.group(1)
-    if specifiers and specifiers.strip()[:1] not in ("", "=", "~", "!", "<", ">", ")"):
-        return None  # the name only starts with "torch" (torchvision, torch-geometric)
-    pairs = [m.groups() for m in _PLAIN_SPECIFIER.finditer(specifiers)]
-    return _highest_floor(pairs)
 
 
 def _highest_floor(specifiers) -> Optional[TorchVersion]:

@@ -52,11 +52,16 @@ def all_rules() -> Dict[str, Rule]:
 
 
 def parse_version(text: str) -> TorchVersion:
-    """'2.7' or '2.7.1' -> (2, 7); raises ValueError on anything else."""
-    parts = str(text).strip().split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+    """'2.7', '2.7.1' or '2.7.0+cpu' -> (2, 7); raises ValueError on anything else."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        release = Version(str(text).strip()).release
+    except InvalidVersion:
+        release = ()
+    if len(release) < 2:
         raise ValueError(f"not a torch version: {text!r} (expected MAJOR.MINOR)")
-    return int(parts[0]), int(parts[1])
+    return release[0], release[1]
 
 
 def format_version(version: TorchVersion) -> str:

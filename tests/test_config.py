@@ -7,7 +7,6 @@ import textwrap
 
 import pytest
 
-from codemod import config
 from codemod.config import declared_torch, resolve_options, torch_floor
 from tests.cli_helpers import run_cli
 
@@ -43,28 +42,8 @@ FLOORS = [
 
 
 @pytest.mark.parametrize("requirement,expected", FLOORS)
-def test_torch_floor_with_packaging(requirement, expected):
+def test_torch_floor(requirement, expected):
     assert torch_floor(requirement) == expected
-
-
-@pytest.mark.parametrize("requirement,expected", FLOORS)
-def test_torch_floor_without_packaging(requirement, expected):
-    assert config._torch_floor_plain(requirement) == expected
-
-
-def test_torch_floor_falls_back_when_packaging_is_missing(monkeypatch):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_packaging(name, *args, **kwargs):
-        if name.startswith("packaging"):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_packaging)
-    assert torch_floor("torch>=2.4,<3") == (2, 4)
-    assert torch_floor("torchvision>=0.19") is None
 
 
 # -- each source ---------------------------------------------------------------
