@@ -528,11 +528,13 @@ REPORTED: List[Row] = [
     ),
     *_report("TP903", "torch.cuda.get_device_properties(i).major", kind="form"),
     *_report("TP904", "torch.utils.cpp_extension.CUDAExtension"),
+    # A file that builds .cu sources need not say "cuda" anywhere else.
     *_report(
         "TP904",
         "torch.utils.cpp_extension.load",
         "torch.utils.cpp_extension.load_inline",
         kind="form",
+        trigger=r"\.cuh?\b",
     ),
     *_report("TP905", "CUDA_VISIBLE_DEVICES", kind="string", trigger="CUDA"),
     *_report("TP906", "pynvml", kind="module", trigger="pynvml"),

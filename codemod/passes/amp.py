@@ -17,7 +17,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import ACCELERATOR_TORCH, Pass
-from codemod.rules import Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
 RULES = (
     Rule(
@@ -33,8 +33,16 @@ RULES = (
         "(device_type, dtype, enabled, cache_enabled).",
         why="`torch.cuda.amp.autocast` enables autocast on CUDA only: elsewhere it "
         "warns and does nothing. It is deprecated since torch 2.4.",
-        before="with torch.cuda.amp.autocast(use_amp):\n    loss = model(x)",
-        after="with torch.autocast(DEVICE.type, enabled=use_amp):\n    loss = model(x)",
+        before=(
+            "import torch\n"
+            "\n"
+            "with torch.cuda.amp.autocast(use_amp):\n"
+            "    loss = model(x)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "with torch.autocast(DEVICE.type, enabled=use_amp):\n" "    loss = model(x)"
+        ),
         safety='Safe: on CUDA `DEVICE.type` is "cuda", and `torch.autocast("cuda")` '
         "defaults to float16 like `torch.cuda.amp.autocast`. Other devices use "
         "their own default autocast dtype (bfloat16 on the CPU and on TPU).",
@@ -53,8 +61,8 @@ RULES = (
         why="Without CUDA the CUDA scaler disables itself with a warning. "
         "`torch.amp.GradScaler` (torch 2.3) scales on the device the program runs "
         "on; the device binding needs torch 2.6.",
-        before="scaler = torch.cuda.amp.GradScaler(2.0**10)",
-        after="scaler = torch.amp.GradScaler(DEVICE.type, 2.0**10)",
+        before=("import torch\n" "\n" "scaler = torch.cuda.amp.GradScaler(2.0**10)"),
+        after=EXAMPLE_BINDING + "scaler = torch.amp.GradScaler(DEVICE.type, 2.0**10)",
         safety="Safe: on CUDA it is the same scaler with the same settings.",
     ),
     Rule(
@@ -69,10 +77,21 @@ RULES = (
         "decorators (torch 2.4) with `device_type=DEVICE.type`.",
         why="The CUDA decorators follow CUDA autocast only, and are deprecated since "
         "torch 2.4. `torch.amp.custom_fwd` needs its `device_type` keyword.",
-        before="@staticmethod\n@torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
-        "def forward(ctx, x):\n    ...",
-        after="@staticmethod\n@torch.amp.custom_fwd(device_type=DEVICE.type, "
-        "cast_inputs=torch.float32)\ndef forward(ctx, x):\n    ...",
+        before=(
+            "import torch\n"
+            "\n"
+            "@staticmethod\n"
+            "@torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
+            "def forward(ctx, x):\n"
+            "    ..."
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "@staticmethod\n"
+            "@torch.amp.custom_fwd(device_type=DEVICE.type, cast_inputs=torch.float32)\n"
+            "def forward(ctx, x):\n"
+            "    ..."
+        ),
         safety="Safe: decorators run at import time, and the binding comes right "
         "after the imports, before any class body. Where the module's own device "
         "variable is assigned after the decorated code, the site is only reported.",
@@ -89,9 +108,17 @@ RULES = (
         "without arguments to `torch.is_autocast_enabled(DEVICE.type)` (torch 2.4).",
         why="Without arguments both ask about CUDA autocast (deprecated since torch "
         "2.4), which is never on elsewhere.",
-        before="if torch.is_autocast_enabled():\n    x = x.to(torch.get_autocast_gpu_dtype())",
-        after="if torch.is_autocast_enabled(DEVICE.type):\n"
-        "    x = x.to(torch.get_autocast_dtype(DEVICE.type))",
+        before=(
+            "import torch\n"
+            "\n"
+            "if torch.is_autocast_enabled():\n"
+            "    x = x.to(torch.get_autocast_gpu_dtype())"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "if torch.is_autocast_enabled(DEVICE.type):\n"
+            "    x = x.to(torch.get_autocast_dtype(DEVICE.type))"
+        ),
         safety="Safe: on CUDA the answers are the same.",
     ),
     Rule(
@@ -103,8 +130,12 @@ RULES = (
         what='Rewrites `torch.cpu.amp.autocast(...)` to `torch.autocast("cpu", ...)`, '
         "positional arguments as keywords.",
         why="`torch.cpu.amp.autocast` is deprecated since torch 2.4.",
-        before="with torch.cpu.amp.autocast():\n    y = model(x)",
-        after='with torch.autocast("cpu"):\n    y = model(x)',
+        before=(
+            "import torch\n" "\n" "with torch.cpu.amp.autocast():\n" "    y = model(x)"
+        ),
+        after=(
+            "import torch\n" "\n" 'with torch.autocast("cpu"):\n' "    y = model(x)"
+        ),
         safety="Safe: the same CPU autocast, with the same defaults.",
     ),
     Rule(
@@ -116,8 +147,8 @@ RULES = (
         what='Rewrites `torch.cpu.amp.GradScaler(...)` to `torch.amp.GradScaler("cpu", '
         "...)`, the device first so positional arguments keep their meaning.",
         why="`torch.cpu.amp.GradScaler` is deprecated since torch 2.4.",
-        before="scaler = torch.cpu.amp.GradScaler()",
-        after='scaler = torch.amp.GradScaler("cpu")',
+        before=("import torch\n" "\n" "scaler = torch.cpu.amp.GradScaler()"),
+        after=("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu")'),
         safety="Safe: the same CPU scaler.",
     ),
     Rule(
@@ -131,8 +162,11 @@ RULES = (
         "(or `torch.GradScaler`) given no device.",
         why='The device parameter defaults to "cuda": without CUDA the scaler '
         "disables itself with a warning.",
-        before="scaler = torch.amp.GradScaler(init_scale=1024.0)",
-        after="scaler = torch.amp.GradScaler(DEVICE.type, init_scale=1024.0)",
+        before=(
+            "import torch\n" "\n" "scaler = torch.amp.GradScaler(init_scale=1024.0)"
+        ),
+        after=EXAMPLE_BINDING
+        + "scaler = torch.amp.GradScaler(DEVICE.type, init_scale=1024.0)",
         safety="Safe: on CUDA it is the same scaler.",
     ),
     Rule(
@@ -146,7 +180,7 @@ RULES = (
         "subclassed, called with `*args`, or not mapped at all.",
         why="Their meaning depends on how they are used later, so no rewrite is sure "
         "to keep it.",
-        before="scaler_class = torch.cuda.amp.GradScaler",
+        before=("import torch\n" "\n" "scaler_class = torch.cuda.amp.GradScaler"),
         after="scaler_class = functools.partial(torch.amp.GradScaler, DEVICE.type)",
         safety="No automatic fix.",
     ),

@@ -42,7 +42,7 @@ RULES = (
         why="cuDNN autotuning has no counterpart on other devices; the assignment is "
         "harmless there, so nothing has to change, but a reader should know the "
         "speed-up is CUDA's alone.",
-        before="torch.backends.cudnn.benchmark = True",
+        before=("import torch\n" "\n" "torch.backends.cudnn.benchmark = True"),
         after="torch.backends.cudnn.benchmark = True  # noqa: TP601",
         safety="No fix needed.",
     ),
@@ -57,7 +57,7 @@ RULES = (
         what="Reports reads and writes of `torch.backends.cudnn.deterministic`.",
         why="Off CUDA the flag does nothing, so a program that relied on it for "
         "reproducibility is no longer reproducible there.",
-        before="torch.backends.cudnn.deterministic = True",
+        before=("import torch\n" "\n" "torch.backends.cudnn.deterministic = True"),
         after="torch.backends.cudnn.deterministic = True\n"
         "torch.use_deterministic_algorithms(True)  # by hand, if every op allows it",
         safety="No automatic fix: `use_deterministic_algorithms(True)` raises on ops "
@@ -73,7 +73,7 @@ RULES = (
         what="Reports reads and writes of `torch.backends.cudnn.enabled`.",
         why="Code that disables cuDNN to work around a bug or for exactness gets "
         "nothing equivalent elsewhere.",
-        before="torch.backends.cudnn.enabled = False",
+        before=("import torch\n" "\n" "torch.backends.cudnn.enabled = False"),
         after="torch.backends.cudnn.enabled = False  # noqa: TP603",
         safety="No fix.",
     ),
@@ -89,8 +89,8 @@ RULES = (
         why="`set_float32_matmul_precision` is the device-generic switch: on CUDA it "
         "sets the same flag (same matmul results, measured on an H200) and other "
         "backends read it too.",
-        before="torch.backends.cuda.matmul.allow_tf32 = True",
-        after='torch.set_float32_matmul_precision("high")',
+        before=("import torch\n" "\n" "torch.backends.cuda.matmul.allow_tf32 = True"),
+        after=("import torch\n" "\n" 'torch.set_float32_matmul_precision("high")'),
         safety='`= False` -> "highest" is safe: it is the default on every device. '
         '`= True` -> "high" is unsafe: on other devices it also lowers precision '
         "(oneDNN TF32 on recent CPUs, a bf16 pass on TPU), which the CUDA flag did "
@@ -106,7 +106,7 @@ RULES = (
         what="Reports reads and writes of `torch.backends.cudnn.allow_tf32`.",
         why="Neither `set_float32_matmul_precision` nor `torch.backends.fp32_precision` "
         "changes it (checked on an H200): there is nothing portable to rewrite to.",
-        before="torch.backends.cudnn.allow_tf32 = True",
+        before=("import torch\n" "\n" "torch.backends.cudnn.allow_tf32 = True"),
         after="torch.backends.cudnn.allow_tf32 = True  # noqa: TP605",
         safety="No fix.",
     ),
@@ -122,11 +122,20 @@ RULES = (
         "`torch.nn.attention.sdpa_kernel([SDPBackend...])` listing the enabled ones.",
         why="The new context manager takes the backends to allow, and works with every "
         "device's scaled_dot_product_attention.",
-        before="with torch.backends.cuda.sdp_kernel(enable_flash=False, "
-        "enable_mem_efficient=False):",
-        after="with torch.nn.attention.sdpa_kernel(\n"
-        "    [torch.nn.attention.SDPBackend.MATH, "
-        "torch.nn.attention.SDPBackend.CUDNN_ATTENTION]\n):",
+        before=(
+            "import torch\n"
+            "\n"
+            "with torch.backends.cuda.sdp_kernel(enable_flash=False, enable_mem_efficient=False):\n"
+            "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v)"
+        ),
+        after=(
+            "import torch\n"
+            "\n"
+            "with torch.nn.attention.sdpa_kernel(\n"
+            "    [torch.nn.attention.SDPBackend.MATH, torch.nn.attention.SDPBackend.CUDNN_ATTENTION]\n"
+            "):\n"
+            "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v)"
+        ),
         safety="Safe: sdp_kernel builds this very list (omitted flags default to True) "
         "and enters sdpa_kernel with it. Arguments that are not literal booleans are "
         "reported.",
@@ -143,7 +152,7 @@ RULES = (
         "`preferred_linalg_library`, the per-backend SDP switches, ...).",
         why="They configure NVIDIA libraries; off CUDA they do nothing or report "
         "'unavailable'.",
-        before="print(torch.backends.cudnn.version())",
+        before=("import torch\n" "\n" "print(torch.backends.cudnn.version())"),
         after="print(torch.backends.cudnn.version())  # noqa: TP609",
         safety="No fix.",
     ),

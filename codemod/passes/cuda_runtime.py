@@ -30,7 +30,7 @@ from codemod import catalog
 from codemod.catalog import Row, under
 from codemod.passes._helpers import guards_cuda_only_code
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
-from codemod.rules import Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
 MEMORY_TORCH = (2, 9)  # torch.accelerator memory statistics
 MEMORY_INFO_TORCH = (2, 10)  # torch.accelerator.get_memory_info
@@ -46,8 +46,18 @@ RULES = (
         what="Rewrites `torch.cuda.is_available()` and `torch.cuda.device_count()` to "
         "their `torch.accelerator` equivalents.",
         why="They then count TPU, Trainium, MPS, XPU or NPU devices too.",
-        before="if torch.cuda.device_count() > 1:",
-        after="if torch.accelerator.device_count() > 1:",
+        before=(
+            "import torch\n"
+            "\n"
+            "if torch.cuda.device_count() > 1:\n"
+            '    print("several devices")'
+        ),
+        after=(
+            "import torch\n"
+            "\n"
+            "if torch.accelerator.device_count() > 1:\n"
+            '    print("several devices")'
+        ),
         safety="Safe: the same answers on CUDA and on CPU-only machines. An "
         "`is_available()` that guards code that stays CUDA-only (nvtx, CUDA graphs, "
         'other `torch.cuda` calls without a portable form, "cuda" strings left in '
@@ -63,8 +73,12 @@ RULES = (
         "`set_device(i)` becomes `torch.accelerator.set_device_index(i)`, both behind "
         '`DEVICE.type != "cpu"` (index 0 and a no-op on the CPU).',
         why="The torch.accelerator calls raise without an accelerator.",
-        before="torch.cuda.set_device(local_rank)",
-        after='if DEVICE.type != "cpu":\n    torch.accelerator.set_device_index(local_rank)',
+        before=("import torch\n" "\n" "torch.cuda.set_device(local_rank)"),
+        after=EXAMPLE_BINDING
+        + (
+            'if DEVICE.type != "cpu":\n'
+            "    torch.accelerator.set_device_index(local_rank)"
+        ),
         safety="Safe: unchanged on CUDA; on the CPU the index is 0.",
     ),
     Rule(
@@ -77,8 +91,14 @@ RULES = (
         'i if DEVICE.type != "cpu" else None):`.',
         why="`device_index(i)` raises without an accelerator; `device_index(None)` is a "
         "no-op.",
-        before="with torch.cuda.device(1):",
-        after='with torch.accelerator.device_index(1 if DEVICE.type != "cpu" else None):',
+        before=(
+            "import torch\n" "\n" "with torch.cuda.device(1):\n" "    x = torch.ones(2)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            'with torch.accelerator.device_index(1 if DEVICE.type != "cpu" else None):\n'
+            "    x = torch.ones(2)"
+        ),
         safety="Safe for integer literals; an index held in a variable is assumed to "
         "be an int, not a torch.device (unsafe).",
     ),
@@ -92,8 +112,8 @@ RULES = (
         "`torch.get_device_module(DEVICE).synchronize()`.",
         why="`torch.accelerator.synchronize()` raises without an accelerator; "
         "`torch.cpu.synchronize()` is a no-op.",
-        before="torch.cuda.synchronize()",
-        after="torch.get_device_module(DEVICE).synchronize()",
+        before=("import torch\n" "\n" "torch.cuda.synchronize()"),
+        after=EXAMPLE_BINDING + "torch.get_device_module(DEVICE).synchronize()",
         safety="Safe: on CUDA the device module is torch.cuda.",
     ),
     Rule(
@@ -107,9 +127,19 @@ RULES = (
         '`torch.accelerator.set_stream(s)` behind `DEVICE.type != "cpu"`.',
         why="torch.cpu has no-op streams, so side-stream code still runs on the CPU "
         "(`torch.Stream(DEVICE).wait_stream` raises there).",
-        before="s = torch.cuda.Stream()\nwith torch.cuda.stream(s):",
-        after="s = torch.get_device_module(DEVICE).Stream()\n"
-        "with torch.get_device_module(DEVICE).stream(s):",
+        before=(
+            "import torch\n"
+            "\n"
+            "s = torch.cuda.Stream()\n"
+            "with torch.cuda.stream(s):\n"
+            "    x = torch.ones(2)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "s = torch.get_device_module(DEVICE).Stream()\n"
+            "with torch.get_device_module(DEVICE).stream(s):\n"
+            "    x = torch.ones(2)"
+        ),
         safety="Safe: on CUDA the device module is torch.cuda. MPS has no stream API "
         "in its device module.",
     ),
@@ -123,9 +153,15 @@ RULES = (
         " on an accelerator and `torch.cpu.Event()` on the CPU.",
         why="`torch.Event(DEVICE).record()` raises on the CPU; torch.cpu events record "
         "and wait as no-ops.",
-        before="start = torch.cuda.Event(enable_timing=True)",
-        after="start = (\n    torch.get_device_module(DEVICE).Event(enable_timing=True)\n"
-        '    if DEVICE.type != "cpu"\n    else torch.cpu.Event()\n)',
+        before=("import torch\n" "\n" "start = torch.cuda.Event(enable_timing=True)"),
+        after=EXAMPLE_BINDING
+        + (
+            "start = (\n"
+            "    torch.get_device_module(DEVICE).Event(enable_timing=True)\n"
+            '    if DEVICE.type != "cpu"\n'
+            "    else torch.cpu.Event()\n"
+            ")"
+        ),
         safety="Safe: on CUDA the event is a torch.cuda.Event, as before.",
     ),
     Rule(
@@ -138,8 +174,27 @@ RULES = (
         'becomes `(start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan"))`.',
         why="CPU events have no timer. NaN says 'not measured' without crashing the "
         "benchmark; use `time.perf_counter()` for CPU timings.",
-        before="ms = start.elapsed_time(end)",
-        after='ms = start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan")',
+        before=(
+            "import torch\n"
+            "\n"
+            "start = torch.cuda.Event(enable_timing=True)\n"
+            "end = torch.cuda.Event(enable_timing=True)\n"
+            "ms = start.elapsed_time(end)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "start = (\n"
+            "    torch.get_device_module(DEVICE).Event(enable_timing=True)\n"
+            '    if DEVICE.type != "cpu"\n'
+            "    else torch.cpu.Event()\n"
+            ")\n"
+            "end = (\n"
+            "    torch.get_device_module(DEVICE).Event(enable_timing=True)\n"
+            '    if DEVICE.type != "cpu"\n'
+            "    else torch.cpu.Event()\n"
+            ")\n"
+            'ms = start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan")'
+        ),
         safety="Safe: unchanged on an accelerator; on the CPU the time is NaN (the "
         "original could not run there at all).",
     ),
@@ -155,9 +210,18 @@ RULES = (
         "`*_cached` names) become the `torch.accelerator` functions, behind "
         '`DEVICE.type != "cpu"`: 0, `{}` or a no-op on the CPU, as torch.cuda was.',
         why="The torch.accelerator memory functions raise without an accelerator.",
-        before="print(torch.cuda.max_memory_allocated())\ntorch.cuda.empty_cache()",
-        after='print(torch.accelerator.max_memory_allocated() if DEVICE.type != "cpu" '
-        'else 0)\nif DEVICE.type != "cpu":\n    torch.accelerator.empty_cache()',
+        before=(
+            "import torch\n"
+            "\n"
+            "print(torch.cuda.max_memory_allocated())\n"
+            "torch.cuda.empty_cache()"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            'print(torch.accelerator.max_memory_allocated() if DEVICE.type != "cpu" else 0)\n'
+            'if DEVICE.type != "cpu":\n'
+            "    torch.accelerator.empty_cache()"
+        ),
         safety="Safe: the values torch.cuda gave on a machine without a GPU.",
     ),
     Rule(
@@ -169,9 +233,9 @@ RULES = (
         what="`torch.cuda.mem_get_info()` becomes `torch.accelerator.get_memory_info()`, "
         "and `(0, 0)` on the CPU.",
         why="Both raise without an accelerator.",
-        before="free, total = torch.cuda.mem_get_info()",
-        after="free, total = (\n    torch.accelerator.get_memory_info() if "
-        'DEVICE.type != "cpu" else (0, 0)\n)',
+        before=("import torch\n" "\n" "free, total = torch.cuda.mem_get_info()"),
+        after=EXAMPLE_BINDING
+        + 'free, total = torch.accelerator.get_memory_info() if DEVICE.type != "cpu" else (0, 0)',
         safety="Unsafe: on the CPU the answer is (0, 0); code dividing by the total "
         "needs a look.",
     ),
@@ -185,9 +249,12 @@ RULES = (
         '`torch.get_device_module(DEVICE)`, behind `DEVICE.type != "cpu"`.',
         why="torch.cpu has no seeding functions, and `torch.manual_seed` would also "
         "reseed the CPU generator, changing shuffling and dropout.",
-        before="torch.cuda.manual_seed_all(seed)",
-        after='if DEVICE.type != "cpu":\n'
-        "    torch.get_device_module(DEVICE).manual_seed_all(seed)",
+        before=("import torch\n" "\n" "torch.cuda.manual_seed_all(seed)"),
+        after=EXAMPLE_BINDING
+        + (
+            'if DEVICE.type != "cpu":\n'
+            "    torch.get_device_module(DEVICE).manual_seed_all(seed)"
+        ),
         safety="Safe: the same CUDA streams; a no-op on the CPU, as before.",
     ),
     Rule(
@@ -200,9 +267,19 @@ RULES = (
         "`set_rng_state_all` go through `torch.get_device_module(DEVICE)`, behind "
         '`DEVICE.type != "cpu"` (`None`, `[]` or a no-op on the CPU).',
         why="A machine without an accelerator has no accelerator generator to save.",
-        before='state = {"cuda_rng": torch.cuda.get_rng_state()}',
-        after='state = {\n    "cuda_rng": (\n        torch.get_device_module(DEVICE)'
-        '.get_rng_state() if DEVICE.type != "cpu" else None\n    )\n}',
+        before=(
+            "import torch\n" "\n" 'state = {"cuda_rng": torch.cuda.get_rng_state()}'
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "state = {\n"
+            '    "cuda_rng": (\n'
+            "        torch.get_device_module(DEVICE).get_rng_state()\n"
+            '        if DEVICE.type != "cpu"\n'
+            "        else None\n"
+            "    )\n"
+            "}"
+        ),
         safety="Safe: unchanged on CUDA; on the CPU `get_rng_state()` gives None and "
         "`set_rng_state` ignores its argument.",
     ),
@@ -215,9 +292,19 @@ RULES = (
         what="Adds `device_type=DEVICE.type` and makes `devices` empty on the CPU.",
         why="Without `device_type`, fork_rng forks CUDA only; with "
         '`device_type="cpu"` and any device it raises.',
-        before="with torch.random.fork_rng(devices=[0]):",
-        after='with torch.random.fork_rng(\n    devices=[0] if DEVICE.type != "cpu" '
-        "else [], device_type=DEVICE.type\n):",
+        before=(
+            "import torch\n"
+            "\n"
+            "with torch.random.fork_rng(devices=[0]):\n"
+            "    noise = torch.randn(2)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "with torch.random.fork_rng(\n"
+            '    devices=[0] if DEVICE.type != "cpu" else [], device_type=DEVICE.type\n'
+            "):\n"
+            "    noise = torch.randn(2)"
+        ),
         safety="Safe: on CUDA the same generators are forked.",
     ),
     Rule(
@@ -231,8 +318,9 @@ RULES = (
         "`torch.empty(2, 3, dtype=torch.float32, device=DEVICE)`. Other uses (as a "
         "type, or with arguments that may be data or sizes) are reported.",
         why="The legacy constructors exist only for CUDA.",
-        before="mask = torch.cuda.BoolTensor([True, False])",
-        after="mask = torch.tensor([True, False], dtype=torch.bool, device=DEVICE)",
+        before=("import torch\n" "\n" "mask = torch.cuda.BoolTensor([True, False])"),
+        after=EXAMPLE_BINDING
+        + "mask = torch.tensor([True, False], dtype=torch.bool, device=DEVICE)",
         safety="Safe for list or tuple literals and integer sizes.",
     ),
     Rule(
@@ -244,9 +332,15 @@ RULES = (
         what="Becomes `torch.get_device_module(DEVICE).get_device_name(...)`, and "
         '`"cpu"` on the CPU.',
         why="torch.accelerator has no get_device_name.",
-        before="print(torch.cuda.get_device_name(0))",
-        after="print(\n    torch.get_device_module(DEVICE).get_device_name(0)\n    if "
-        'DEVICE.type != "cpu"\n    else "cpu"\n)',
+        before=("import torch\n" "\n" "print(torch.cuda.get_device_name(0))"),
+        after=EXAMPLE_BINDING
+        + (
+            "print(\n"
+            "    torch.get_device_module(DEVICE).get_device_name(0)\n"
+            '    if DEVICE.type != "cpu"\n'
+            '    else "cpu"\n'
+            ")"
+        ),
         safety="Unsafe: not every device module has get_device_name (MPS has none).",
     ),
     Rule(
@@ -259,7 +353,9 @@ RULES = (
         "(`default_stream`, `ipc_collect`, `set_per_process_memory_fraction`, "
         "`memory_summary`, `get_device_properties`, ...), with advice.",
         why="They raise or mean nothing on other devices.",
-        before="torch.cuda.set_per_process_memory_fraction(0.5)",
+        before=(
+            "import torch\n" "\n" "torch.cuda.set_per_process_memory_fraction(0.5)"
+        ),
         after='if DEVICE.type == "cuda":  # by hand\n'
         "    torch.cuda.set_per_process_memory_fraction(0.5)",
         safety="No automatic fix.",

@@ -19,7 +19,7 @@ import libcst as cst
 from codemod import catalog
 from codemod.passes._helpers import target_name
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, option_name
-from codemod.rules import Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
 RULES = (
     Rule(
@@ -32,8 +32,8 @@ RULES = (
         '`torch.device("cuda", i)` with `torch.device(DEVICE.type, i)`.',
         why="A hard-coded CUDA device fails on a machine without CUDA and never uses "
         "TPU, Trainium, MPS, XPU or NPU.",
-        before='x = torch.zeros(3).to(torch.device("cuda"))',
-        after="x = torch.zeros(3).to(DEVICE)",
+        before=("import torch\n" "\n" 'x = torch.zeros(3).to(torch.device("cuda"))'),
+        after=EXAMPLE_BINDING + "x = torch.zeros(3).to(DEVICE)",
         safety="Safe: on a CUDA machine DEVICE is `device(type='cuda')`.",
     ),
     Rule(
@@ -48,8 +48,8 @@ RULES = (
         '`"cuda:{}".format(i)` / `"cuda:%d" % i`, which become '
         '`f"{DEVICE.type}:{{}}".format(i)` / `f"{DEVICE.type}:%d" % i`.',
         why="The same call then runs on whatever accelerator is present, or the CPU.",
-        before='y = torch.ones(2, device="cuda")',
-        after="y = torch.ones(2, device=DEVICE)",
+        before=("import torch\n" "\n" 'y = torch.ones(2, device="cuda")'),
+        after=EXAMPLE_BINDING + "y = torch.ones(2, device=DEVICE)",
         safety="Safe: strings stay strings (`DEVICE.type`); torch APIs that take a "
         "`torch.device` get `DEVICE`.",
     ),
@@ -64,9 +64,18 @@ RULES = (
         'any other `"cuda" if ... else "cpu"` with `DEVICE.type`.',
         why="The availability dance only knows CUDA; the binding knows every "
         "accelerator PyTorch knows and falls back to the CPU.",
-        before='device = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
-        after="device = torch.accelerator.current_accelerator(check_available=True) "
-        'or torch.device("cpu")',
+        before=(
+            "import torch\n"
+            "\n"
+            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")'
+        ),
+        after=(
+            "import torch\n"
+            "\n"
+            "device = (\n"
+            '    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
+            ")"
+        ),
         safety="Safe: identical on CUDA and on CPU-only machines.",
     ),
     Rule(
@@ -79,8 +88,17 @@ RULES = (
         'x` into tests against the accelerator: `x == DEVICE.type != "cpu"`.',
         why="The test means 'is this the accelerator?'. The `!= \"cpu\"` half keeps it "
         "false on a CPU-only machine, as the original was.",
-        before='if device_type == "cuda":\n    torch.cuda.synchronize()',
-        after='if device_type == DEVICE.type != "cpu":\n    ...',
+        before=(
+            "import torch\n"
+            "\n"
+            'if device_type == "cuda":\n'
+            "    torch.cuda.synchronize()"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            'if device_type == DEVICE.type != "cpu":\n'
+            "    torch.get_device_module(DEVICE).synchronize()"
+        ),
         safety="Safe: true exactly when the original was on a CUDA machine, and never "
         "true on the CPU.",
     ),
@@ -94,8 +112,8 @@ RULES = (
         "parameter default of such a name, as a `--device` option default, or as the "
         'value of a `"device"` key.',
         why="Configuration that defaults to CUDA crashes on every other machine.",
-        before='device = "cuda"',
-        after="device = DEVICE.type",
+        before=("import torch\n" "\n" 'device = "cuda"'),
+        after=EXAMPLE_BINDING + "device = DEVICE.type",
         safety="Safe: the value stays a string; a user can still pass any device.",
     ),
     Rule(
@@ -109,7 +127,7 @@ RULES = (
         "cannot tell that it means a device (a list element, a return value, ...).",
         why="Such strings are usually devices, but rewriting without knowing would "
         "change data (dictionary keys, messages).",
-        before='DEVICES = ["cuda", "cpu"]',
+        before=("import torch\n" "\n" 'DEVICES = ["cuda", "cpu"]'),
         after='DEVICES = [DEVICE.type, "cpu"]  # by hand',
         safety="No automatic fix.",
     ),

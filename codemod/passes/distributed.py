@@ -39,9 +39,27 @@ RULES = (
         why='"nccl" exists only in CUDA builds: on the CPU, TPU, Trainium, XPU or NPU '
         "`init_process_group` raises. The device's default backend is nccl on CUDA, "
         "gloo on the CPU and the plugin's own backend elsewhere.",
-        before='dist.init_process_group("nccl", rank=rank, world_size=world_size)',
-        after="dist.init_process_group(\n    dist.get_default_backend_for_device(DEVICE),"
-        " rank=rank, world_size=world_size\n)",
+        before=(
+            "import torch.distributed as dist\n"
+            "\n"
+            "\n"
+            "def setup(rank, world_size):\n"
+            '    dist.init_process_group("nccl", rank=rank, world_size=world_size)'
+        ),
+        after=(
+            "import torch.distributed as dist\n"
+            "import torch\n"
+            "\n"
+            "DEVICE = (\n"
+            '    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
+            ")\n"
+            "\n"
+            "\n"
+            "def setup(rank, world_size):\n"
+            "    dist.init_process_group(\n"
+            "        dist.get_default_backend_for_device(DEVICE), rank=rank, world_size=world_size\n"
+            "    )"
+        ),
         safety='Safe: on a CUDA machine the call returns "nccl" (checked on an H200). '
         "The value stays a string. Needs torch >= 2.6.",
     ),
@@ -58,7 +76,12 @@ RULES = (
         why="What such a test guards is usually NCCL-specific (environment variables, "
         "CUDA streams); on other devices the branch silently stops running. "
         "torch_npu's transfer_to_npu is known to break exactly these checks.",
-        before='if dist.get_backend() == "nccl":\n    torch.cuda.synchronize()',
+        before=(
+            "import torch\n"
+            "\n"
+            'if dist.get_backend() == "nccl":\n'
+            "    torch.cuda.synchronize()"
+        ),
         after='if DEVICE.type == "cuda":  # by hand, after reading the branch\n'
         "    torch.cuda.synchronize()",
         safety="No automatic fix: whether the branch is about NCCL or about 'the "
@@ -74,7 +97,7 @@ RULES = (
         what='Reports every other "nccl" (a list element, a return value, '
         '`Backend.NCCL`, a per-device string like "cpu:gloo,cuda:nccl").',
         why="It is almost always a backend choice that fails off NVIDIA GPUs.",
-        before='BACKENDS = ["nccl", "gloo"]',
+        before=("import torch\n" "\n" 'BACKENDS = ["nccl", "gloo"]'),
         after='BACKENDS = [dist.get_default_backend_for_device(DEVICE), "gloo"]'
         "  # by hand",
         safety="No automatic fix.",
@@ -89,8 +112,28 @@ RULES = (
         "None` (and `output_device=` the same way), keyword or positional.",
         why="DDP accepts device ids only for modules on an accelerator: a CPU module "
         "with `device_ids=[rank]` raises `ValueError`.",
-        before="model = DDP(model, device_ids=[rank])",
-        after='model = DDP(model, device_ids=[rank] if DEVICE.type != "cpu" else None)',
+        before=(
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "\n"
+            "\n"
+            "def wrap(model, rank):\n"
+            "    return DDP(model.cuda(rank), device_ids=[rank])"
+        ),
+        after=(
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "import torch\n"
+            "\n"
+            "DEVICE = (\n"
+            '    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
+            ")\n"
+            "\n"
+            "\n"
+            "def wrap(model, rank):\n"
+            "    return DDP(\n"
+            "        model.to(torch.device(DEVICE.type, rank)),\n"
+            '        device_ids=[rank] if DEVICE.type != "cpu" else None,\n'
+            "    )"
+        ),
         safety="Safe: the argument is unchanged wherever an accelerator exists.",
     ),
     Rule(
@@ -104,10 +147,22 @@ RULES = (
         "`args=`) in `max(..., 1)`.",
         why="`device_count()` is 0 on the CPU, and `mp.spawn(fn, nprocs=0)` returns "
         "without running `fn` at all.",
-        before="world_size = torch.cuda.device_count()\n"
-        "mp.spawn(train, args=(world_size,), nprocs=world_size)",
-        after="world_size = max(torch.accelerator.device_count(), 1)\n"
-        "mp.spawn(train, args=(world_size,), nprocs=world_size)",
+        before=(
+            "import torch\n"
+            "import torch.multiprocessing as mp\n"
+            "\n"
+            'if __name__ == "__main__":\n'
+            "    world_size = torch.cuda.device_count()\n"
+            "    mp.spawn(train, args=(world_size,), nprocs=world_size)"
+        ),
+        after=(
+            "import torch\n"
+            "import torch.multiprocessing as mp\n"
+            "\n"
+            'if __name__ == "__main__":\n'
+            "    world_size = max(torch.accelerator.device_count(), 1)\n"
+            "    mp.spawn(train, args=(world_size,), nprocs=world_size)"
+        ),
         safety="Safe: different only when the count is 0, where nothing ran before.",
     ),
 )

@@ -40,7 +40,13 @@ RULES = (
         "`torch.cuda.make_graphed_callables` and `torch.cuda.graph_pool_handle`.",
         why="Capture and replay raise without CUDA; support for `torch.accelerator."
         "Graph` varies by backend.",
-        before="g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = model(x)",
+        before=(
+            "import torch\n"
+            "\n"
+            "g = torch.cuda.CUDAGraph()\n"
+            "with torch.cuda.graph(g):\n"
+            "    out = model(x)"
+        ),
         after='if DEVICE.type == "cuda":  # by hand\n    g = torch.cuda.CUDAGraph()\n    ...',
         safety="No fix.",
     ),
@@ -56,8 +62,18 @@ RULES = (
         "that `with`), `mark` and other nvtx calls.",
         why="`torch.cuda.nvtx.*` raises 'NVTX functions not installed' on every build "
         "without CUDA; `record_function` labels the region on every device.",
-        before='with torch.cuda.nvtx.range("forward"):\n    out = model(x)',
-        after='with torch.profiler.record_function("forward"):\n    out = model(x)',
+        before=(
+            "import torch\n"
+            "\n"
+            'with torch.cuda.nvtx.range("forward"):\n'
+            "    out = model(x)"
+        ),
+        after=(
+            "import torch\n"
+            "\n"
+            'with torch.profiler.record_function("forward"):\n'
+            "    out = model(x)"
+        ),
         safety="Unsafe: on CUDA the label moves from Nsight's nvtx timeline to the "
         "PyTorch profiler's (Nsight sees it only under `emit_nvtx()`).",
     ),
@@ -73,7 +89,12 @@ RULES = (
         "`torch.cuda.is_bf16_supported()` and `get_device_properties(i).major/.minor`.",
         why="SM versions are NVIDIA's. `torch.accelerator.get_device_capability()` "
         "returns supported dtypes and raises on CUDA (checked on an H200).",
-        before="if torch.cuda.get_device_capability()[0] >= 8:\n    dtype = torch.bfloat16",
+        before=(
+            "import torch\n"
+            "\n"
+            "if torch.cuda.get_device_capability()[0] >= 8:\n"
+            "    dtype = torch.bfloat16"
+        ),
         after='if DEVICE.type == "cuda" and torch.cuda.get_device_capability()[0] >= 8:',
         safety="No fix.",
     ),
@@ -87,7 +108,11 @@ RULES = (
         what="Reports `torch.utils.cpp_extension.CUDAExtension`, `load(sources=[...'.cu'"
         "])` and `load_inline(cuda_sources=...)`.",
         why="A .cu kernel has no meaning on a CPU, TPU, Trainium, MPS, XPU or NPU.",
-        before='ext = load("ops", sources=["ops.cpp", "ops_kernel.cu"])',
+        before=(
+            "from torch.utils.cpp_extension import load\n"
+            "\n"
+            'ext = load("ops", sources=["ops.cpp", "ops_kernel.cu"])'
+        ),
         after='ext = load("ops", sources=["ops.cpp", "ops_kernel.cu"]) '
         'if DEVICE.type == "cuda" else None  # by hand, with a fallback',
         safety="No fix.",
@@ -103,7 +128,9 @@ RULES = (
         what='Reports the string "CUDA_VISIBLE_DEVICES" (`os.environ` reads and writes).',
         why="Setting it does nothing on other accelerators; reading it says nothing "
         "about them.",
-        before='os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)',
+        before=(
+            "import torch\n" "\n" 'os.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)'
+        ),
         after="torch.accelerator.set_device_index(local_rank)  # by hand",
         safety="No fix.",
     ),
@@ -118,7 +145,13 @@ RULES = (
         what="Reports `import pynvml` and every use of it.",
         why="The import or `nvmlInit()` fails on every machine without an NVIDIA "
         "driver.",
-        before="pynvml.nvmlInit()\nfree = pynvml.nvmlDeviceGetMemoryInfo(h).free",
+        before=(
+            "import pynvml\n"
+            "\n"
+            "pynvml.nvmlInit()\n"
+            "h = pynvml.nvmlDeviceGetHandleByIndex(0)\n"
+            "free = pynvml.nvmlDeviceGetMemoryInfo(h).free"
+        ),
         after="free, total = torch.accelerator.get_memory_info()  # by hand",
         safety="No fix.",
     ),
@@ -145,7 +178,11 @@ RULES = (
         None,
         what="Reports `torch.profiler.ProfilerActivity.CUDA`.",
         why="Other accelerators have their own activity (XPU, MTIA, PrivateUse1).",
-        before="activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
+        before=(
+            "from torch.profiler import ProfilerActivity\n"
+            "\n"
+            "activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]"
+        ),
         after="activities=torch.profiler.supported_activities()",
         safety="No fix: the trace would contain other activities than before.",
     ),
@@ -160,7 +197,9 @@ RULES = (
         '`mode="max-autotune"`.',
         why="Both rely on CUDA graphs; TorchNeuron, for one, asks for no CUDA-only "
         "modes.",
-        before='model = torch.compile(model, mode="reduce-overhead")',
+        before=(
+            "import torch\n" "\n" 'model = torch.compile(model, mode="reduce-overhead")'
+        ),
         after='model = torch.compile(\n    model, mode="reduce-overhead" if DEVICE.type '
         '== "cuda" else "default"\n)  # by hand',
         safety="No fix.",
@@ -178,7 +217,12 @@ RULES = (
         "`torch.accelerator.is_available()`.",
         why="Widened to every accelerator, the guard would run CUDA-only code on MPS, "
         "XPU, NPU or TPU.",
-        before="if torch.cuda.is_available():\n    torch.cuda.nvtx.range_push('step')",
+        before=(
+            "import torch\n"
+            "\n"
+            "if torch.cuda.is_available():\n"
+            "    torch.cuda.nvtx.range_push('step')"
+        ),
         after="if torch.cuda.is_available():  # kept: the body is CUDA-only",
         safety="No fix.",
     ),

@@ -9,7 +9,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
-from codemod.rules import Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
 RULES = (
     Rule(
@@ -21,8 +21,14 @@ RULES = (
         what="Rewrites `x.cuda()` to `x.to(DEVICE)`, keeping `non_blocking=` and "
         "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(DEVICE.type, i))`.",
         why="`.cuda()` raises on every machine without CUDA.",
-        before="model = Net().cuda()\nx = x.cuda(non_blocking=True)",
-        after="model = Net().to(DEVICE)\nx = x.to(DEVICE, non_blocking=True)",
+        before=(
+            "import torch\n"
+            "\n"
+            "model = Net().cuda()\n"
+            "x = x.cuda(non_blocking=True)"
+        ),
+        after=EXAMPLE_BINDING
+        + ("model = Net().to(DEVICE)\n" "x = x.to(DEVICE, non_blocking=True)"),
         safety="Safe for no argument, integer literals and names that say they hold an "
         "index (`rank`, `local_rank`, `args.gpu`, `device_id`). Any other argument "
         "is assumed to be an int (unsafe: it could be a torch.device). In a module "
@@ -37,8 +43,9 @@ RULES = (
         what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE.type != "cpu")`.',
         why='A plain `x.device.type == DEVICE.type` would call a CPU tensor "on the '
         'accelerator" on a CPU-only machine; the `!= "cpu"` half keeps it false there.',
-        before="if x.is_cuda:\n    ...",
-        after='if x.device.type == DEVICE.type != "cpu":\n    ...',
+        before=("import torch\n" "\n" "if x.is_cuda:\n" "    ..."),
+        after=EXAMPLE_BINDING
+        + ('if x.device.type == DEVICE.type != "cpu":\n' "    ..."),
         safety="Safe: the same truth value on CUDA and on CPU-only machines.",
     ),
     Rule(
@@ -52,8 +59,9 @@ RULES = (
         '!= "cpu"`.',
         why="Pinning needs an accelerator: on CPU PyTorch it raises, where a CUDA "
         "program would just have run slower.",
-        before="batch = batch.pin_memory()",
-        after='batch = batch.pin_memory() if DEVICE.type != "cpu" else batch',
+        before=("import torch\n" "\n" "batch = batch.pin_memory()"),
+        after=EXAMPLE_BINDING
+        + 'batch = batch.pin_memory() if DEVICE.type != "cpu" else batch',
         safety="Safe: only one branch of the conditional runs, so the receiver is "
         "evaluated once, as before.",
     ),
