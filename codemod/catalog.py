@@ -60,6 +60,13 @@ class Row:
     def name(self) -> str:
         return self.names[0]
 
+    @property
+    def rule(self):
+        """The rule's fix kind, minimum torch and documentation (``codemod.rules``)."""
+        from codemod.rules import all_rules
+
+        return all_rules()[self.code]
+
 
 _ACC = "{torch}.accelerator."
 _MOD = "{torch}.get_device_module({device})."

@@ -1,10 +1,11 @@
 """TP3xx: the ``torch.cuda`` runtime API (devices, streams, events, memory, RNG).
 
-One table, ``API``, maps each ``torch.cuda`` name to its portable form: the rule it
-belongs to (the rule carries the fix kind and the torch release the fix needs), the
-replacement callee, and, where the portable call raises on a machine without an
-accelerator while the CUDA call did not (or where the CUDA call crashed there too),
-the value the call takes on the CPU. Such calls are emitted behind
+The catalogue's rows of this pass (``codemod.catalog.RUNTIME``, read here as
+``API``) map each ``torch.cuda`` name to its portable form: the rule it belongs to
+(the rule carries the fix kind and the torch release the fix needs), the replacement
+callee, and, where the portable call raises on a machine without an accelerator while
+the CUDA call did not (or where the CUDA call crashed there too), the value the call
+takes on the CPU. Such calls are emitted behind
 ``DEVICE.type != "cpu"``: inline as a conditional expression, or as a one-line ``if``
 when the call is a statement of its own. Names with no portable equivalent are
 reported with advice.
