@@ -12,7 +12,8 @@
 # OUT_DIR then holds:
 #     torchport-*.whl and the wheels of its dependencies (libcst for cp312 x86_64, click, black,
 #         pathspec, ... resolved from the wheel's own Requires-Dist), binary wheels only
-#     fixtures/                      the fixture pairs (<case>.before.py / <case>.after.py)
+#     fixtures/                      the fixture pairs (<case>.before.py / <case>.after.py),
+#                                    the whole programs of fixtures/programs/ among them
 #     scripts/cuda_equivalence.py    the comparison script (standard library + torch only)
 #
 # Copy OUT_DIR to the CUDA machine (any machine whose PyTorch has CUDA; torch itself is NOT
@@ -22,8 +23,10 @@
 #     venv/bin/pip install --no-index --find-links OUT_DIR torchport
 #     venv/bin/python OUT_DIR/scripts/cuda_equivalence.py --fixtures OUT_DIR/fixtures
 #
-# cuda_equivalence.py exits 0 when every before/after pair prints the same output, 1 when a
-# pair differs, 2 when CUDA is not available. The installed `torchport` command can be used to
+# cuda_equivalence.py ends with one line to keep, for example
+#     cuda-equivalence: 130 pairs, 130 same, 0 differ, 0 failed; cuda available: True
+# and exits 0 when every before/after pair prints the same output, 1 when a pair differs or
+# fails, 2 when CUDA is not available. The installed `torchport` command can be used to
 # regenerate or check fixtures there (`torchport --check OUT_DIR/fixtures`).
 set -euo pipefail
 

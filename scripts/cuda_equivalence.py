@@ -7,12 +7,18 @@ Usage (on any machine whose PyTorch sees a CUDA GPU)::
                                        [--timeout 120] [--verbose] [--allow-cpu]
 
 For every ``DIR/**/<case>.before.py`` with a sibling ``<case>.after.py`` (``DIR`` defaults to
-the repository's ``fixtures/``), both programs are run with the chosen interpreter in a fresh
-temporary working directory, with ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` and ``PYTHONHASHSEED=0``
-and a timeout per program.  Their standard output is compared byte for byte.  A case passes
-when the exit statuses are equal and the outputs are identical.  The script prints a table
-(case, before rc, after rc, same output), then ``N passed, M failed``, and exits 1 if any case
-differs.
+the repository's ``fixtures/``: every pass fixture, every whole program in
+``fixtures/programs/`` and the style goldens), both programs are run with the chosen
+interpreter in a fresh temporary working directory, with ``CUBLAS_WORKSPACE_CONFIG=:4096:8``
+and ``PYTHONHASHSEED=0`` and a timeout per program.  Their standard output is compared byte
+for byte.  A pair is *same* when both exit 0 and print the same bytes, *differ* when both
+exit 0 and the outputs differ, *failed* when either exits non-zero or times out.  The script
+prints a table (case, before rc, after rc, same output) and ends with one
+machine-readable line::
+
+    cuda-equivalence: 130 pairs, 128 same, 1 differ, 1 failed; cuda available: True
+
+It exits 0 when every pair is the same, 1 otherwise.
 
 It refuses to run (exit 2) when ``torch.cuda.is_available()`` is False in the chosen
 interpreter, because on a CPU-only host both programs take the CPU path and agreeing proves
@@ -68,6 +74,13 @@ def run(
             return "timeout", e.stdout or b"", e.stderr or b""
 
 
+def classify(rc_before: str, rc_after: str, out_before: bytes, out_after: bytes) -> str:
+    """``same``, ``differ`` or ``failed`` (either program exited non-zero or timed out)."""
+    if rc_before != "0" or rc_after != "0":
+        return "failed"
+    return "same" if out_before == out_after else "differ"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fixtures", type=Path, default=REPO / "fixtures")
@@ -106,19 +119,17 @@ def main(argv: list[str] | None = None) -> int:
     width = max(len(c[0]) for c in cases)
     print(f"| {'case':{width}} | before rc | after rc | same output |")
     print(f"|{'-' * (width + 2)}|-----------|----------|-------------|")
-    passed = failed = 0
+    counts = {"same": 0, "differ": 0, "failed": 0}
     for name, before, after in cases:
         rb, ob, eb = run(args.python, before, args.timeout, env)
         ra, oa, ea = run(args.python, after, args.timeout, env)
-        same = ob == oa
-        ok = same and rb == ra
-        passed += ok
-        failed += not ok
-        mark = "yes" if same else "NO"
-        if ok and rb != "0":
-            mark += " (both failed)"
+        outcome = classify(rb, ra, ob, oa)
+        counts[outcome] += 1
+        mark = "yes" if ob == oa else "NO"
+        if outcome == "failed":
+            mark += " (failed)"
         print(f"| {name:{width}} | {rb:>9} | {ra:>8} | {mark:11} |")
-        if args.verbose and not ok:
+        if args.verbose and outcome != "same":
             for label, out, err in (("before", ob, eb), ("after", oa, ea)):
                 print(f"  --- {label} stdout (last 600 bytes):")
                 print("  " + out[-600:].decode(errors="replace").replace("\n", "\n  "))
@@ -127,8 +138,12 @@ def main(argv: list[str] | None = None) -> int:
                     print(
                         "  " + err[-600:].decode(errors="replace").replace("\n", "\n  ")
                     )
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(
+        f"cuda-equivalence: {len(cases)} pairs, {counts['same']} same, "
+        f"{counts['differ']} differ, {counts['failed']} failed; "
+        f"cuda available: {available}"
+    )
+    return 0 if counts["same"] == len(cases) else 1
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ A fixture may start with a comment line ``# fixture-options: --target-torch 2.5
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import List
 
@@ -15,14 +18,24 @@ from codemod.rules import parse_version
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+# Whole programs, with their own tests (tests/test_programs.py).
+PROGRAMS = FIXTURES / "programs"
 
 
 def before_files() -> List[Path]:
-    return sorted(FIXTURES.glob("*/*.before.py"))
+    return sorted(p for p in FIXTURES.glob("*/*.before.py") if p.parent != PROGRAMS)
+
+
+def program_files() -> List[Path]:
+    """fixtures/programs/<name>.before.py and the style goldens under style/."""
+    return sorted(PROGRAMS.glob("*.before.py")) + sorted(
+        PROGRAMS.glob("style/*.before.py")
+    )
 
 
 def case_id(before: Path) -> str:
-    return f"{before.parent.name}/{before.name[: -len('.before.py')]}"
+    folder = before.parent.relative_to(FIXTURES).as_posix()
+    return f"{folder}/{before.name[: -len('.before.py')]}"
 
 
 def after_of(before: Path) -> Path:
@@ -52,3 +65,16 @@ def options_of(source: str) -> Options:
         else:
             raise ValueError(f"unknown fixture option {flag}")
     return Options(**values)
+
+
+def run_on_cpu(script: Path, cwd: Path, timeout: float = 300):
+    """Run a program with this interpreter's torch, CUDA hidden, in ``cwd``."""
+    env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
+    return subprocess.run(
+        [sys.executable, str(script)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

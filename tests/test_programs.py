@@ -1,0 +1,153 @@
+"""Whole programs in fixtures/programs/, written the way people write CUDA scripts.
+
+Each ``<name>.before.py`` rewrites to its ``<name>.after.py`` without an internal error,
+the after file is a fixed point, the expected diagnostics appear, and the after program
+runs on CPU PyTorch and prints ``OK`` last. (``scripts/cuda_equivalence.py`` compares
+before and after on a CUDA machine; ``scripts/torchtpu_check.py`` runs the after files
+beside TorchTPU.)
+
+Programs that do not get there today are listed in ``KNOWN_FAILURES``, the one place,
+with the rule and site at fault. They are strict expected failures: fixing the pass
+makes the test fail until the entry is removed and the program regenerated with
+``python -m tests.update_fixtures programs/``.
+
+``fixtures/programs/style/`` holds style goldens: their after files were written by
+hand, reviewed line by line, and are what torchport should produce; where today's output
+differs, ``STYLE_NOT_YET`` says what is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Dict
+
+import pytest
+
+from codemod.transform import RewriteError
+from tests.fixture_cases import (
+    PROGRAMS,
+    after_of,
+    diagnostics_of,
+    program_files,
+    run_on_cpu,
+)
+from tests.test_fixtures import _remaining, _rewrite
+
+# name -> why its after file does not run on CPU today (rule, line of the after file).
+RUNS_ON_CPU_FAILS: Dict[str, str] = {
+    "checkpoint_rng_resume": 'TP102 line 46: map_location="cuda:0" became '
+    'f"{DEVICE.type}:0", and torch.load cannot restore to "cpu:0"',
+    "data_prefetcher": "TP305 line 36: x.record_stream(<device module>.current_stream()) "
+    "raises 'unknown parameter type' on CPU",
+    "ddp_single_process": "silent, line 40: x.to(rank) with an int index (issue 12 item "
+    "4) raises 'Cannot access accelerator device when none is available'",
+    "ddp_tutorial_gpu_id": "silent, line 20: model.to(gpu_id) with gpu_id from "
+    "LOCAL_RANK (issue 12 item 4)",
+    "default_tensor_type_llama": "TP313 line 11 (reported): "
+    "torch.set_default_tensor_type(torch.cuda.HalfTensor) is left",
+    "fstring_cuda_report": "internal error: TP202 `.is_cuda` inside a double-quoted "
+    'f-string is rewritten with "cpu" quotes (invalid before Python 3.12); the file '
+    "is left untouched",
+    "legacy_tensor_types": "TP313 line 10 (reported): x.type(torch.cuda.FloatTensor) "
+    "is left",
+    "nvtx_annotated_loop": "TP902 line 17 (reported): torch.cuda.nvtx.range_push and "
+    "the other nvtx calls are left",
+    "side_streams": "TP305 line 24: c.record_stream(main_stream) with main_stream from "
+    "the device module raises 'unknown parameter type' on CPU",
+    "stream_sync_copy_back": "TP305 line 16: "
+    "torch.get_device_module(DEVICE).current_stream().synchronize() raises "
+    "AttributeError on CPU ('Stream' object has no attribute 'synchronize')",
+}
+# name -> the internal error torchport hits on it today (the file is left untouched).
+INTERNAL_ERRORS: Dict[str, str] = {
+    "fstring_cuda_report": RUNS_ON_CPU_FAILS["fstring_cuda_report"],
+}
+# style golden -> what today's output gets wrong compared with the reviewed after file.
+STYLE_NOT_YET: Dict[str, str] = {
+    "style/cleanup_guards": "issue 12 items 6 and 7: inside `if args.cuda:` and "
+    "`if torch.accelerator.is_available():` the memory calls get a second, redundant "
+    '`DEVICE.type != "cpu"` guard; after the one-line `if step % 2 == 1:` the guarded '
+    'call is a conditional expression used as a statement (`... if DEVICE.type != "cpu" '
+    "else None`) instead of an `if`",
+    "style/pinned_collate": "issue 12 item 8: `SimpleCustomBatch(batch).pin_memory()` "
+    "becomes a conditional expression that writes the receiver twice instead of binding "
+    "it once",
+    "style/rank_device_names": 'issue 12 item 9: `"cuda:{}".format(rank)` becomes '
+    '`f"{DEVICE.type}:{{}}".format(rank)` and `"cuda:%d" % rank` becomes '
+    '`f"{DEVICE.type}:%d" % rank` (an f-string fed to a second template) instead of '
+    '`"{}:{}".format(DEVICE.type, rank)` and `"%s:%d" % (DEVICE.type, rank)`',
+    "style/tab_indented": "issue 12 item 9: in a tab-indented file the inserted line "
+    "is indented with a tab and four spaces, and the binding's continuation line with "
+    "spaces",
+}
+
+CASES = program_files()
+
+
+def _name(before) -> str:
+    relative = before.relative_to(PROGRAMS).as_posix()
+    return relative[: -len(".before.py")]
+
+
+def _expect(table: Dict[str, str], before, **xfail):
+    """The program as a parameter, marked as a strict expected failure if listed."""
+    name = _name(before)
+    marks = (
+        [pytest.mark.xfail(reason=table[name], strict=True, **xfail)]
+        if name in table
+        else []
+    )
+    return pytest.param(before, id=name, marks=marks)
+
+
+def _params(*tables, **xfail):
+    merged: Dict[str, str] = {}
+    for table in tables:
+        merged.update(table)
+    return [_expect(merged, before, **xfail) for before in CASES]
+
+
+@pytest.mark.parametrize(
+    "before",
+    _params(INTERNAL_ERRORS, STYLE_NOT_YET, raises=(RewriteError, AssertionError)),
+)
+def test_rewrites_to_after(before):
+    result = _rewrite(before.read_text(encoding="utf-8"))
+    assert result.code == after_of(before).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("before", _params(INTERNAL_ERRORS, raises=RewriteError))
+def test_no_internal_error(before):
+    _rewrite(before.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("before", _params(INTERNAL_ERRORS, raises=RewriteError))
+def test_after_is_a_fixed_point(before):
+    after = after_of(before).read_text(encoding="utf-8")
+    assert _rewrite(after).code == after
+
+
+@pytest.mark.parametrize("before", _params(INTERNAL_ERRORS, raises=RewriteError))
+def test_expected_diagnostics(before):
+    expected_file = diagnostics_of(before)
+    expected = (
+        expected_file.read_text(encoding="utf-8") if expected_file.exists() else ""
+    )
+    assert _remaining(_rewrite(before.read_text(encoding="utf-8"))) == expected
+
+
+@pytest.mark.parametrize("before", _params(RUNS_ON_CPU_FAILS))
+def test_after_runs_on_cpu(before, tmp_path):
+    proc = run_on_cpu(after_of(before), tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines()[-1:] == ["OK"], proc.stdout[-2000:]
+
+
+def test_known_failures_name_real_programs():
+    names = {_name(before) for before in CASES}
+    for table in (RUNS_ON_CPU_FAILS, INTERNAL_ERRORS, STYLE_NOT_YET):
+        assert set(table) <= names, set(table) - names
+
+
+def test_there_are_enough_programs():
+    assert len([b for b in CASES if "/" not in _name(b)]) >= 30
+    assert 4 <= len([b for b in CASES if _name(b).startswith("style/")]) <= 6
