@@ -3,10 +3,6 @@ diagnostics appear, and the after program runs to completion on CPU PyTorch."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import black
 import pytest
 
@@ -57,17 +53,8 @@ def test_expected_diagnostics(before):
 
 
 @pytest.mark.parametrize("before", CASES, ids=case_id)
-def test_after_runs_on_cpu(before, tmp_path):
-    after = after_of(before)
-    env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
-    proc = subprocess.run(
-        [sys.executable, str(after)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def test_after_runs_on_cpu(before, tmp_path, program_runner):
+    proc = program_runner.run(after_of(before), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
