@@ -3,6 +3,8 @@ diagnostics appear, and the after program runs to completion on CPU PyTorch."""
 
 from __future__ import annotations
 
+import functools
+
 import black
 import pytest
 
@@ -20,6 +22,7 @@ CASES = before_files()
 MODE = black.Mode()
 
 
+@functools.lru_cache(maxsize=None)  # two tests rewrite each before file
 def _rewrite(source: str):
     return rewrite_source(source, options_of(source), format_mode=MODE)
 
