@@ -6,6 +6,14 @@ Usage::
     python scripts/benchmark.py FOLDER [FOLDER ...] [--repeats 3] [--torchport CMD]
                                 [--nocuda-files 300] [--jobs 2] [--json]
 
+The corpus the goals are stated on is 17 public projects (nanoGPT, pytorch/examples, timm,
+whisper, minGPT, yolov5, llama, segment-anything, stable-diffusion, detectron2, fairseq,
+litgpt, dinov2, diffusers' examples, denoising-diffusion-pytorch, open_clip, DiT; about 2,800
+Python files).  ``scripts/fetch_corpus.py`` checks them out at pinned commits::
+
+    python scripts/fetch_corpus.py ~/corpus
+    python scripts/benchmark.py --repeats 2 $(python scripts/fetch_corpus.py ~/corpus)
+
 For each FOLDER, every measurement below is run ``--repeats`` times, interleaved (one round of
 all measurements, then the next round), and the median wall time is reported:
 
@@ -16,14 +24,28 @@ all measurements, then the next round), and the median wall time is reported:
 ``parse x2``      the same with a 2-process ``multiprocessing`` pool (torchport's ``--jobs 2``)
 ``torchport``     ``torchport --check --jobs 2 COPY`` on a copy of FOLDER
 ``torchfix``      ``torchfix -j 2 COPY`` when ``torchfix`` is on PATH
-``one file``      ``torchport --check FILE`` on the single largest CUDA file (pre-commit-like)
 
-and once per run, on a generated tree of ``--nocuda-files`` plain Python files that never say
-"cuda": ``nocuda grep`` and ``nocuda torchport``.
+and once per run:
+
+``typical file``  ``torchport --check FILE`` (pre-commit-like) on the CUDA file of median size
+                  among all folders' CUDA files
+``largest file``  the same on the largest CUDA file of all folders
+``nocuda grep``, ``nocuda torchport``  on a generated tree of ``--nocuda-files`` plain Python
+                  files that never say "cuda"
 
 Ratios printed: torchport / parse x2 (the LibCST floor), torchfix / torchport,
 nocuda torchport / (nocuda grep + startup).  Peak RSS is the largest resident set of torchport
 or any of its worker processes (``getrusage(RUSAGE_CHILDREN)`` in a fresh wrapper process).
+
+The last line is the run's summary (with ``--json``, its ``summary`` field), one line of ``key=value`` fields: the corpus figures are
+sums over the folders (``torchport_s``, ``floor_s`` = parse x2, and their ratio), then the
+no-CUDA ratio, the two single-file times and the largest peak RSS::
+
+    summary: folders=17 py_files=2805 cuda_files=557 torchport_s=175.6 floor_s=31.5
+    torchport/floor=5.57 nocuda_s=0.467 grep+startup_s=0.099 nocuda/(grep+startup)=4.74
+    typical_file_s=0.210 largest_file_s=1.500 peak_rss_mib=84 repeats=2
+
+(printed on one line).
 
 The default command is ``torchport`` when on PATH, else ``<python> -m codemod`` with the
 repository root on ``PYTHONPATH``.
@@ -168,6 +190,19 @@ def py_files(root: Path) -> list[Path]:
     return out
 
 
+def interleaved(measures: dict, args, env: dict) -> tuple[dict, dict]:
+    """Median wall time and the exit codes of each command, over interleaved rounds."""
+    times: dict[str, list[float]] = {k: [] for k in measures}
+    rcs: dict[str, set] = {k: set() for k in measures}
+    for _ in range(args.repeats):
+        for name, c in measures.items():
+            dt, rc = timed(c, env, args.timeout)
+            times[name].append(dt)
+            rcs[name].add(rc)
+    medians = {k: statistics.median(v) for k, v in times.items()}
+    return medians, {k: sorted(map(str, v)) for k, v in rcs.items()}
+
+
 def bench_folder(folder: Path, args, cmd: list[str], env: dict) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix=f"bench-{folder.name}-"))
     try:
@@ -177,7 +212,6 @@ def bench_folder(folder: Path, args, cmd: list[str], env: dict) -> dict:
         )
         files = py_files(copy)
         cuda_files = [p for p in files if b"cuda" in p.read_bytes()]
-        biggest = max(cuda_files, key=lambda p: p.stat().st_size, default=None)
         py = sys.executable
         measures: dict[str, list[str]] = {
             "grep": ["grep", "-rl", "--include=*.py", "cuda", str(copy)],
@@ -189,22 +223,14 @@ def bench_folder(folder: Path, args, cmd: list[str], env: dict) -> dict:
         torchfix = shutil.which("torchfix")
         if torchfix:
             measures["torchfix"] = [torchfix, "-j", str(args.jobs), str(copy)]
-        if biggest is not None:
-            measures["one file"] = [*cmd, "--check", str(biggest)]
-        times: dict[str, list[float]] = {k: [] for k in measures}
-        rcs: dict[str, set] = {k: set() for k in measures}
-        for _ in range(args.repeats):
-            for name, c in measures.items():
-                dt, rc = timed(c, env, args.timeout)
-                times[name].append(dt)
-                rcs[name].add(rc)
+        medians, rcs = interleaved(measures, args, env)
         result = {
             "folder": str(folder),
             "py_files": len(files),
             "cuda_files": len(cuda_files),
-            "one_file": str(biggest.relative_to(copy)) if biggest else None,
-            "median_s": {k: statistics.median(v) for k, v in times.items()},
-            "rc": {k: sorted(map(str, v)) for k, v in rcs.items()},
+            "cuda_paths": [str(folder / p.relative_to(copy)) for p in cuda_files],
+            "median_s": medians,
+            "rc": rcs,
             "peak_rss_mib": peak_rss_mib(measures["torchport"], env, args.timeout),
         }
         m = result["median_s"]
@@ -230,18 +256,11 @@ def bench_nocuda(args, cmd: list[str], env: dict) -> dict:
             "startup": [sys.executable, "-c", "pass"],
             "nocuda torchport": [*cmd, "--check", "--jobs", str(args.jobs), str(tmp)],
         }
-        times: dict[str, list[float]] = {k: [] for k in measures}
-        rcs: dict[str, set] = {k: set() for k in measures}
-        for _ in range(args.repeats):
-            for name, c in measures.items():
-                dt, rc = timed(c, env, args.timeout)
-                times[name].append(dt)
-                rcs[name].add(rc)
-        m = {k: statistics.median(v) for k, v in times.items()}
+        m, rcs = interleaved(measures, args, env)
         return {
             "files": args.nocuda_files,
             "median_s": m,
-            "rc": {k: sorted(map(str, v)) for k, v in rcs.items()},
+            "rc": rcs,
             "ratios": {
                 "nocuda_torchport/(grep+startup)": m["nocuda torchport"]
                 / (m["nocuda grep"] + m["startup"])
@@ -251,7 +270,65 @@ def bench_nocuda(args, cmd: list[str], env: dict) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def print_report(results: list[dict], nocuda: dict) -> None:
+def bench_single_files(results: list[dict], args, cmd: list[str], env: dict) -> dict:
+    """``torchport --check FILE`` on the typical (median-size) and the largest CUDA file
+    of all folders, each copied alone into a temporary folder."""
+    paths = sorted(
+        (Path(p) for r in results for p in r["cuda_paths"]),
+        key=lambda p: (p.stat().st_size, str(p)),
+    )
+    if not paths:
+        return {"files": {}, "median_s": {}, "rc": {}}
+    chosen = {"typical file": paths[(len(paths) - 1) // 2], "largest file": paths[-1]}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-files-"))
+    try:
+        measures = {}
+        for name, path in chosen.items():
+            copy = tmp / name.split()[0] / path.name
+            copy.parent.mkdir()
+            shutil.copy2(path, copy)
+            measures[name] = [*cmd, "--check", str(copy)]
+        medians, rcs = interleaved(measures, args, env)
+        files = {
+            name: {"path": str(path), "bytes": path.stat().st_size}
+            for name, path in chosen.items()
+        }
+        return {"files": files, "median_s": medians, "rc": rcs}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def summary_line(results: list[dict], nocuda: dict, single: dict, repeats: int) -> str:
+    """One line with every figure the goals are stated in (``key=value``)."""
+    torchport = sum(r["median_s"]["torchport"] for r in results)
+    floor = sum(r["median_s"]["parse x2"] for r in results)
+    m = nocuda["median_s"]
+    rss = [r["peak_rss_mib"] for r in results if r["peak_rss_mib"]]
+    fields = {
+        "folders": str(len(results)),
+        "py_files": str(sum(r["py_files"] for r in results)),
+        "cuda_files": str(sum(r["cuda_files"] for r in results)),
+        "torchport_s": f"{torchport:.3f}",
+        "floor_s": f"{floor:.3f}",
+        "torchport/floor": f"{torchport / floor:.2f}",
+        "nocuda_s": f"{m['nocuda torchport']:.3f}",
+        "grep+startup_s": f"{m['nocuda grep'] + m['startup']:.3f}",
+        "nocuda/(grep+startup)": (
+            f"{nocuda['ratios']['nocuda_torchport/(grep+startup)']:.2f}"
+        ),
+        "typical_file_s": _seconds(single["median_s"].get("typical file")),
+        "largest_file_s": _seconds(single["median_s"].get("largest file")),
+        "peak_rss_mib": f"{max(rss):.0f}" if rss else "-",
+        "repeats": str(repeats),
+    }
+    return "summary: " + " ".join(f"{k}={v}" for k, v in fields.items())
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def print_report(results: list[dict], nocuda: dict, single: dict) -> None:
     names = [
         "grep",
         "startup",
@@ -259,7 +336,6 @@ def print_report(results: list[dict], nocuda: dict) -> None:
         "parse x2",
         "torchport",
         "torchfix",
-        "one file",
     ]
     names = [n for n in names if any(n in r["median_s"] for r in results)]
     head = ["project", "py files", "cuda files", *[f"{n} s" for n in names]]
@@ -287,12 +363,12 @@ def print_report(results: list[dict], nocuda: dict) -> None:
         f"{nocuda['ratios']['nocuda_torchport/(grep+startup)']:.2f} "
         f"(torchport rc {'/'.join(nocuda['rc']['nocuda torchport'])})"
     )
-    for r in results:
-        if r.get("one_file"):
-            print(
-                f"single file ({Path(r['folder']).name}/{r['one_file']}): "
-                f"{r['median_s']['one file']:.3f} s"
-            )
+    for name, info in single["files"].items():
+        print(
+            f"{name} ({info['path']}, {info['bytes']} bytes): "
+            f"{single['median_s'][name]:.3f} s "
+            f"(torchport rc {'/'.join(single['rc'][name])})"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -310,12 +386,16 @@ def main(argv: list[str] | None = None) -> int:
     cmd += shlex.split(args.args)
     env = make_env()
     results = [bench_folder(f.resolve(), args, cmd, env) for f in args.folders]
+    single = bench_single_files(results, args, cmd, env)
     nocuda = bench_nocuda(args, cmd, env)
+    summary = summary_line(results, nocuda, single, args.repeats)
     if args.json:
-        print(json.dumps({"folders": results, "nocuda": nocuda}, indent=1))
+        report = {"folders": results, "single": single, "nocuda": nocuda}
+        print(json.dumps({**report, "summary": summary}, indent=1))
     else:
         print(f"command: {shlex.join(cmd)}; median of {args.repeats}, interleaved")
-        print_report(results, nocuda)
+        print_report(results, nocuda, single)
+        print(summary)
     return 0
 
 

@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from codemod import engine
@@ -108,7 +107,6 @@ def test_memory_stays_bounded_on_20000_files(tmp_path):
         "proc = subprocess.run(sys.argv[1:], capture_output=True)\n"
         "print(proc.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
     )
-    started = time.monotonic()
     proc = subprocess.run(
         [
             sys.executable,
@@ -125,12 +123,11 @@ def test_memory_stays_bounded_on_20000_files(tmp_path):
         env=_env(),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=1800,  # a hang guard: it took 3 minutes on a loaded 2-core machine
     )
-    elapsed = time.monotonic() - started
     code, peak_kib = map(int, proc.stdout.split())
     assert code == 0, proc.stderr
     assert ".to(DEVICE)" in (root / "pkg42" / "m000.py").read_text()
-    print(f"20,000 files: {elapsed:.1f} s, peak RSS {peak_kib / 1024:.0f} MiB")
+    print(f"20,000 files: peak RSS {peak_kib / 1024:.0f} MiB")
     assert peak_kib < 500 * 1024, peak_kib
     shutil.rmtree(root)

@@ -3,6 +3,8 @@ diagnostics appear, and the after program runs to completion on CPU PyTorch."""
 
 from __future__ import annotations
 
+import functools
+
 import black
 import pytest
 
@@ -14,13 +16,13 @@ from tests.fixture_cases import (
     case_id,
     diagnostics_of,
     options_of,
-    run_on_cpu,
 )
 
 CASES = before_files()
 MODE = black.Mode()
 
 
+@functools.lru_cache(maxsize=None)  # two tests rewrite each before file
 def _rewrite(source: str):
     return rewrite_source(source, options_of(source), format_mode=MODE)
 
@@ -54,8 +56,8 @@ def test_expected_diagnostics(before):
 
 
 @pytest.mark.parametrize("before", CASES, ids=case_id)
-def test_after_runs_on_cpu(before, tmp_path):
-    proc = run_on_cpu(after_of(before), tmp_path)
+def test_after_runs_on_cpu(before, tmp_path, program_runner):
+    proc = program_runner.run(after_of(before), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 

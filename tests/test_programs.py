@@ -28,7 +28,6 @@ from tests.fixture_cases import (
     after_of,
     diagnostics_of,
     program_files,
-    run_on_cpu,
 )
 from tests.test_fixtures import _remaining, _rewrite
 
@@ -136,8 +135,8 @@ def test_expected_diagnostics(before):
 
 
 @pytest.mark.parametrize("before", _params(RUNS_ON_CPU_FAILS))
-def test_after_runs_on_cpu(before, tmp_path):
-    proc = run_on_cpu(after_of(before), tmp_path, timeout=600)
+def test_after_runs_on_cpu(before, tmp_path, program_runner):
+    proc = program_runner.run(after_of(before), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines()[-1:] == ["OK"], proc.stdout[-2000:]
 
