@@ -7,7 +7,6 @@ CUDA code costs a walk and a byte search.
 
 from __future__ import annotations
 
-import difflib
 import io
 import os
 import re
@@ -16,12 +15,13 @@ import stat
 import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from codemod.lines import split_lines
-from codemod.diagnostics import Diagnostic
+from codemod.linediff import unified_diff
+from codemod.results import CHECK, DIFF, WRITE, FileResult, Job, Mode  # noqa: F401
+from codemod.text import one_line as _one_line
 
 # Whatever any pass TRIGGER matches, as bytes (checked by tests/test_prefilter.py).
 PREFILTER = re.compile(
@@ -48,29 +48,6 @@ SKIPPED_DIRS = {
     ".ruff_cache",
     "site-packages",
 }
-
-WRITE, CHECK, DIFF = "write", "check", "diff"
-
-
-@dataclass
-class FileResult:
-    path: str
-    changed: bool = False
-    written: bool = False
-    diagnostics: List[Diagnostic] = field(default_factory=list)
-    error: Optional[str] = None
-    diff: str = ""
-    output: Optional[bytes] = None  # the rewritten bytes, for stdin mode
-
-
-@dataclass(frozen=True)
-class Job:
-    """What a worker needs to process one file (picklable)."""
-
-    mode: str
-    options: "object"
-    format: bool = True
-    per_file: "object" = None  # path -> Options (config.PerFileOptions), or None
 
 
 # -- discovery ----------------------------------------------------------------------
@@ -311,26 +288,6 @@ def _syntax_message(source: str, error: Exception) -> str:
     return _one_line(error)
 
 
-def unified_diff(display: str, old: str, new: str) -> str:
-    name = display.replace("\n", "\\n").replace("\r", "\\r")
-    # git-style a/ b/ prefixes for relative paths; an absolute path stands as it is.
-    old_name, new_name = (
-        (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
-    )
-    lines = difflib.unified_diff(
-        split_lines(old),
-        split_lines(new),
-        fromfile=old_name,
-        tofile=new_name,
-    )
-    out = []
-    for line in lines:
-        out.append(
-            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-        )
-    return "".join(out)
-
-
 def process_file(path: Path, job: Job) -> FileResult:
     display = str(path)
     if job.per_file is not None:
@@ -431,13 +388,6 @@ def _block(signals):
 def _unblock(previous) -> None:
     if previous is not None:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return (
-        " ".join(part.strip() for part in text if part.strip()) or type(error).__name__
-    )
 
 
 # -- many files -------------------------------------------------------------------------

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from codemod.engine import DIFF, WRITE, FileResult, Job, unified_diff
+from codemod.linediff import unified_diff
+from codemod.results import DIFF, WRITE, FileResult, Job
+from codemod.text import one_line as _one_line
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -326,7 +328,3 @@ def _source_json(old: str, new_text: str, whole: str) -> str:
     close_indent = closing.group(1) if closing else ""
     body = ",\n".join(item_indent + dump(line) for line in lines)
     return f"[\n{body}\n{close_indent}]"
-
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__
