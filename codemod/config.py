@@ -61,7 +61,7 @@ def find_pyproject(paths: Iterable[str]) -> Optional[Path]:
     """The nearest pyproject.toml at or above the folder holding all ``paths``."""
     folders = []
     for raw in paths:
-        path = Path.cwd() if raw == "-" else Path(raw).resolve()
+        path = Path.cwd() if raw == "-" else Path(os.path.realpath(raw))
         folders.append(path if path.is_dir() else path.parent)
     if not folders:
         folders = [Path.cwd()]
@@ -80,7 +80,7 @@ def _project_root(paths: List[str]) -> Optional[Path]:
     """Without a pyproject.toml: the nearest folder with setup.cfg, setup.py or
     requirements.txt above the first path."""
     for raw in paths[:1]:
-        start = Path.cwd() if raw == "-" else Path(raw).resolve()
+        start = Path.cwd() if raw == "-" else Path(os.path.realpath(raw))
         for directory in [start, *start.parents]:
             if any((directory / n).is_file() for n in _PROJECT_FILES):
                 return directory
@@ -95,7 +95,7 @@ def read_table(pyproject: Path) -> Dict[str, Any]:
     try:
         with open(pyproject, "rb") as handle:
             data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{pyproject}: cannot read: {_one_line(error)}")
     tool = data.get("tool", {})
     table = tool.get("torchport", {}) if isinstance(tool, dict) else {}
