@@ -14,7 +14,9 @@ import os
 import re
 import signal
 import stat
+import sys
 import tempfile
+import time
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
 
@@ -587,11 +589,47 @@ def _work_chunk(chunk: Sequence[Tuple[Path, Job]]) -> List[FileResult]:
     return [process_file(path, job) for path, job in chunk]
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
     # Ctrl-C reaches the whole process group; the parent alone decides what to do,
     # and stops the workers with SIGTERM (deferred while one is replacing a file).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
+
+
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+PARENT_CHECK_SECONDS = 1.0  # where the kernel cannot tell: how often to look
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker whose parent is killed (SIGKILL: no chance to stop its workers)
+    gets SIGTERM too, so that nothing holds the parent's stdout open forever.
+
+    Linux sends it (PR_SET_PDEATHSIG); elsewhere a thread checks the parent's pid.
+    """
+    if not _kernel_signals_parent_death():
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(PARENT_CHECK_SECONDS)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # it died before the kernel was asked to tell
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _kernel_signals_parent_death() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
@@ -655,7 +693,10 @@ def _run_pool(files, todo, job, workers, results, progress) -> None:
 
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_worker
+        max_workers=workers,
+        mp_context=context,
+        initializer=_init_worker,
+        initargs=(os.getpid(),),
     )
     try:
         size = max(1, min(8, len(todo) // (workers * 4)))
