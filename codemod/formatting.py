@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import List, Optional, Tuple
 
@@ -55,19 +54,25 @@ def _code_width(line: str) -> int:
 def line_map(old: str, new: str) -> List[int]:
     """For each 1-based line of ``old``, the line of ``new`` that holds it (index 0 unused).
 
-    Inside a replaced block each old line goes to the most similar new line, in order
-    (a rewritten call that black split, or that follows an inserted binding).
+    Lines the line diff matches map to each other. Inside a replaced block each old
+    line goes, in order, to the new line sharing the longest head and tail with it
+    (a rewritten call that black split, or that follows an inserted binding); heads
+    and tails are compared over at most ``AFFINITY_CHARS`` characters, so the cost
+    stays linear in the size of the text however long its lines are.
     """
     old_lines, new_lines = split_lines(old, False), split_lines(new, False)
     mapping = [0] * (len(old_lines) + 2)
     for tag, i1, i2, j1, j2 in opcodes(old_lines, new_lines):
         if tag == "replace" and (i2 - i1) * (j2 - j1) <= 4096:
-            at = j1
+            new_stripped = [line.strip() for line in new_lines[j1:j2]]
+            at = 0
             for i in range(i1, i2):
+                line = old_lines[i].strip()
                 at = max(
-                    range(at, j2), key=lambda j: _similarity(old_lines[i], new_lines[j])
+                    range(at, j2 - j1),
+                    key=lambda j: _affinity(line, new_stripped[j]),
                 )
-                mapping[i + 1] = at + 1
+                mapping[i + 1] = j1 + at + 1
             continue
         for i in range(i1, i2):
             offset = min(i - i1, max(j2 - j1 - 1, 0))
@@ -76,8 +81,23 @@ def line_map(old: str, new: str) -> List[int]:
     return mapping
 
 
-def _similarity(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio()
+AFFINITY_CHARS = 256
+
+
+def _affinity(a: str, b: str) -> int:
+    """Characters ``a`` and ``b`` share at their start plus at their end, each
+    counted up to ``AFFINITY_CHARS``."""
+    head = _shared_run(a[:AFFINITY_CHARS], b[:AFFINITY_CHARS])
+    tail = _shared_run(a[-AFFINITY_CHARS:][::-1], b[-AFFINITY_CHARS:][::-1])
+    return head + tail
+
+
+def _shared_run(a: str, b: str) -> int:
+    """Length of the common prefix of ``a`` and ``b``."""
+    for index, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return index
+    return min(len(a), len(b))
 
 
 def black_mode(path: Optional[Path]):
