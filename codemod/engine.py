@@ -388,21 +388,27 @@ _PYTHON2 = re.compile(
 
 
 def _syntax_message(source: str, error: Exception) -> str:
-    """CPython's own message (clearer than the parser's), with the line."""
-    try:
-        compile(
-            source, "<file>", "exec", dont_inherit=True, flags=0x400
-        )  # PyCF_ONLY_AST
-    except SyntaxError as python_error:
-        error = python_error
-    except (ValueError, RecursionError, MemoryError):
-        pass
+    """CPython's own message (clearer than the parser's), with the line, and the
+    grammars that fail: the interpreter's, and libcst's (which knows newer ones)."""
+    from codemod.grammar import INTERPRETER, GrammarError
+
+    grammars = ""
+    if not isinstance(error, GrammarError):
+        try:
+            compile(
+                source, "<file>", "exec", dont_inherit=True, flags=0x400
+            )  # PyCF_ONLY_AST
+        except SyntaxError as python_error:
+            error = python_error
+            grammars = f" (Python {INTERPRETER} grammar; libcst's parser fails too)"
+        except (ValueError, RecursionError, MemoryError):
+            pass
     if isinstance(error, SyntaxError):
         where = f"line {error.lineno}: " if error.lineno else ""
         text = f"{where}{error.msg}"
         if _PYTHON2.search(error.msg or ""):
-            text += " (Python 2 code is not supported)"
-        return text
+            return text + " (Python 2 code is not supported)"
+        return text + grammars
     return _one_line(error)
 
 

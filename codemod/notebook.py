@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from codemod import grammar
 from codemod.linediff import unified_diff
 from codemod.results import DIFF, WRITE, FileResult, Job
 from codemod.text import one_line as _one_line
@@ -162,7 +163,7 @@ def _code_cells(cells: list) -> Tuple[List[_Cell], List[str]]:
             continue  # empty, or a cell magic: the whole cell is not Python
         masked, masks = _mask(text)
         try:
-            ast.parse(masked)
+            grammar.parse(masked)
         except (SyntaxError, ValueError) as error:
             errors.append(f"cell {index + 1}: cannot parse: {_one_line(error)}")
             continue
