@@ -28,3 +28,11 @@ def printable(text: str) -> str:
 def one_line(error: BaseException) -> str:
     """An exception's message on one line (its type name when it has none)."""
     return " ".join(str(error).split()) or type(error).__name__
+
+
+def printable_path(path: str) -> str:
+    """``path`` made printable, to open a line: a relative path that starts with
+    ``::`` (a GitHub Actions workflow command) is written ``./::...``, the same file.
+    """
+    shown = printable(path)
+    return "./" + shown if shown.lstrip().startswith("::") else shown
