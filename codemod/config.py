@@ -355,6 +355,8 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
     per_file = None
     if table.get("per-file-ignores") and root is not None:
         per_file = PerFileOptions(root, options, table["per-file-ignores"])
+    if pick("format", True):
+        _check_black_config(paths)
     return Settings(
         options,
         bool(pick("format", True)),
@@ -427,6 +429,17 @@ class PerFileOptions:
         return replace(
             self.options, selection=_FileSelection(self.options.selection, dropped)
         )
+
+
+def _check_black_config(paths: List[str]) -> None:
+    """A bad ``[tool.black]`` value is one configuration error, not one per file."""
+    from codemod.formatting import BlackConfigError, black_mode
+
+    first = paths[0] if paths and paths[0] != "-" else "."
+    try:
+        black_mode(Path(os.path.realpath(first)))
+    except BlackConfigError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _exclude(root: Optional[Path], table: Dict[str, Any]) -> Optional[_Globs]:

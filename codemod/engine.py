@@ -345,6 +345,7 @@ def _process_source(
     import libcst as cst
 
     from codemod.transform import RewriteError, RoundTripError, rewrite_source
+    from codemod.formatting import BlackConfigError
 
     try:
         mode = None
@@ -367,6 +368,9 @@ def _process_source(
         return result
     except RoundTripError as error:
         result.error = f"{display}: cannot rewrite: {error}; file left untouched"
+        return result
+    except BlackConfigError as error:  # a pyproject.toml other than the first's
+        result.error = f"{display}: {error}"
         return result
     except RewriteError as error:
         result.error = f"{display}: internal error: {error}; file left untouched"
@@ -601,6 +605,8 @@ def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent(parent)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
@@ -698,6 +704,11 @@ def _run_pool(files, todo, job, workers, results, progress) -> None:
     import codemod.transform  # noqa: F401  (imported once, inherited by the workers)
 
     context = multiprocessing.get_context("fork")
+    # A worker is forked with the parent's handlers: Ctrl-C or SIGTERM before its
+    # own are set would print a traceback from it. Workers start with the two
+    # blocked (the parent's are deferred until they are started) and unblock them
+    # once their handlers are set.
+    blocked = _block(_STOP_SIGNALS)
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,
@@ -709,10 +720,13 @@ def _run_pool(files, todo, job, workers, results, progress) -> None:
         chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
         # Futures, not pool.map: map cancels its futures when interrupted, and the
         # executor then trips over them while its workers are being stopped.
-        futures = [
-            pool.submit(_work_chunk, [(files[i], job) for i in chunk])
-            for chunk in chunks
-        ]
+        try:
+            futures = [
+                pool.submit(_work_chunk, [(files[i], job) for i in chunk])
+                for chunk in chunks
+            ]
+        finally:
+            _unblock(blocked)
         for chunk, future in zip(chunks, futures):
             for index, result in zip(chunk, future.result()):
                 results[index] = result

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import List, Optional, Tuple
 
 from codemod.lines import split_lines
 from codemod.linediff import opcodes
+from codemod.text import one_line
 
 LineRange = Tuple[int, int]
 
@@ -100,6 +102,11 @@ def _shared_run(a: str, b: str) -> int:
     return min(len(a), len(b))
 
 
+class BlackConfigError(ValueError):
+    """``[tool.black]`` holds a value black would not take (one line, naming the
+    pyproject.toml)."""
+
+
 def black_mode(path: Optional[Path]):
     """The project's black configuration (line length etc.) for ``path``."""
     import black
@@ -110,17 +117,50 @@ def black_mode(path: Optional[Path]):
     config_path = Path(root) / "pyproject.toml"
     if not config_path.is_file():
         return black.Mode()
-    config = black.parse_pyproject_toml(str(config_path))
-    versions = {
-        black.TargetVersion[v.upper()] for v in config.get("target_version", []) or []
-    }
+    return _black_mode_of(config_path)
+
+
+@functools.lru_cache(maxsize=None)
+def _black_mode_of(config_path: Path):
+    import black
+
+    where = f"{config_path}: [tool.black]"
+    try:
+        config = black.parse_pyproject_toml(str(config_path))
+    except (OSError, ValueError) as error:  # TOML and UTF-8 errors are ValueErrors
+        raise BlackConfigError(f"{config_path}: cannot read: {one_line(error)}")
+    versions = set()
+    for value in _as_list(config.get("target_version", [])):
+        version = black.TargetVersion.__members__.get(str(value).upper())
+        if version is None:
+            known = ", ".join(v.name.lower() for v in black.TargetVersion)
+            raise BlackConfigError(
+                f"{where} target-version: unknown version {value!r} (known: {known})"
+            )
+        versions.add(version)
+    line_length = config.get("line_length", black.DEFAULT_LINE_LENGTH)
+    if type(line_length) is not int or line_length < 1:
+        raise BlackConfigError(
+            f"{where} line-length must be a positive integer: {line_length!r}"
+        )
+    flags = {}
+    for key in ("skip_string_normalization", "skip_magic_trailing_comma", "preview"):
+        value = config.get(key, False)
+        if not isinstance(value, bool):
+            name = key.replace("_", "-")
+            raise BlackConfigError(f"{where} {name} must be true or false: {value!r}")
+        flags[key] = value
     return black.Mode(
         target_versions=versions,
-        line_length=config.get("line_length", black.DEFAULT_LINE_LENGTH),
-        string_normalization=not config.get("skip_string_normalization", False),
-        magic_trailing_comma=not config.get("skip_magic_trailing_comma", False),
-        preview=config.get("preview", False),
+        line_length=line_length,
+        string_normalization=not flags["skip_string_normalization"],
+        magic_trailing_comma=not flags["skip_magic_trailing_comma"],
+        preview=flags["preview"],
     )
+
+
+def _as_list(value) -> list:
+    return value if isinstance(value, list) else [value]
 
 
 def format_changed(old: str, new: str, mode) -> str:
