@@ -15,6 +15,7 @@ from codemod import __version__
 from codemod.config import ConfigError, resolve_options
 from codemod.diagnostics import RENDERERS, render_fixes
 from codemod.options import Options
+from codemod.text import printable, printable_path
 from codemod.engine import (
     CHECK,
     DIFF,
@@ -137,7 +138,7 @@ def run_command(
     try:
         settings = resolve_options(where, flags)
     except ConfigError as error:
-        click.echo(f"torchport: {error}", err=True)
+        click.echo(f"torchport: {printable(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     if not quiet:
         _warn_old_target(settings)
@@ -259,7 +260,7 @@ def _run_stdin(job: Job, name: str, view: View) -> int:
     if view.show_fixes and view.output_format == "text":
         stream.write(render_fixes([result], _fix_heading(view)))
     if result.error:
-        click.echo(result.error, err=True)
+        click.echo(printable_path(result.error), err=True)
         return EXIT_ERROR
     if _remaining(result.diagnostics) or (view.mode != WRITE and result.changed):
         return EXIT_FINDINGS
@@ -298,7 +299,7 @@ def _report(results: Sequence[FileResult], errors: List[str], view: View) -> int
         click.echo(render_fixes(results, _fix_heading(view)), nl=False)
     errors = errors + [r.error for r in results if r.error]
     for line in errors:
-        click.echo(line.replace("\r", "\\r").replace("\n", "\\n"), err=True)
+        click.echo(printable_path(line), err=True)
     changed = [r for r in results if r.changed and not r.error]
     remaining = [d for r in results for d in _remaining(r.diagnostics)]
     if not view.quiet:

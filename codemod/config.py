@@ -61,7 +61,7 @@ def find_pyproject(paths: Iterable[str]) -> Optional[Path]:
     """The nearest pyproject.toml at or above the folder holding all ``paths``."""
     folders = []
     for raw in paths:
-        path = Path.cwd() if raw == "-" else Path(raw).resolve()
+        path = Path.cwd() if raw == "-" else Path(os.path.realpath(raw))
         folders.append(path if path.is_dir() else path.parent)
     if not folders:
         folders = [Path.cwd()]
@@ -80,7 +80,7 @@ def _project_root(paths: List[str]) -> Optional[Path]:
     """Without a pyproject.toml: the nearest folder with setup.cfg, setup.py or
     requirements.txt above the first path."""
     for raw in paths[:1]:
-        start = Path.cwd() if raw == "-" else Path(raw).resolve()
+        start = Path.cwd() if raw == "-" else Path(os.path.realpath(raw))
         for directory in [start, *start.parents]:
             if any((directory / n).is_file() for n in _PROJECT_FILES):
                 return directory
@@ -95,7 +95,7 @@ def read_table(pyproject: Path) -> Dict[str, Any]:
     try:
         with open(pyproject, "rb") as handle:
             data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{pyproject}: cannot read: {_one_line(error)}")
     tool = data.get("tool", {})
     table = tool.get("torchport", {}) if isinstance(tool, dict) else {}
@@ -335,6 +335,8 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
     per_file = None
     if table.get("per-file-ignores") and root is not None:
         per_file = PerFileOptions(root, options, table["per-file-ignores"])
+    if pick("format", True):
+        _check_black_config(paths)
     return Settings(
         options,
         bool(pick("format", True)),
@@ -407,6 +409,17 @@ class PerFileOptions:
         return replace(
             self.options, selection=_FileSelection(self.options.selection, dropped)
         )
+
+
+def _check_black_config(paths: List[str]) -> None:
+    """A bad ``[tool.black]`` value is one configuration error, not one per file."""
+    from codemod.formatting import BlackConfigError, black_mode
+
+    first = paths[0] if paths and paths[0] != "-" else "."
+    try:
+        black_mode(Path(os.path.realpath(first)))
+    except BlackConfigError as error:
+        raise ConfigError(str(error)) from None
 
 
 def _exclude(root: Optional[Path], table: Dict[str, Any]) -> Optional[_Globs]:

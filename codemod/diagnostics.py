@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, replace
 from typing import Iterable, List, Optional
 
+from codemod.text import printable, printable_path
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -28,9 +30,9 @@ class Diagnostic:
         return self.path if self.cell is None else f"{self.path}:cell {self.cell}"
 
 
-def _clean(text: str) -> str:
-    """File names and messages go on one line: no newline can forge another record."""
-    return text.replace("\r", "\\r").replace("\n", "\\n")
+# File names and messages go on one line, printable: no control character can
+# forge another record or rewrite the terminal.
+_clean = printable
 
 
 def render_text(diagnostics: Iterable[Diagnostic]) -> str:
@@ -38,7 +40,7 @@ def render_text(diagnostics: Iterable[Diagnostic]) -> str:
     for d in diagnostics:
         marker = " [*]" if d.fix == "unsafe" and not d.applied else ""
         lines.append(
-            f"{_clean(d.where)}:{d.line}:{d.col}: {d.code}{marker} {_clean(d.message)}"
+            f"{printable_path(d.where)}:{d.line}:{d.col}: {d.code}{marker} {_clean(d.message)}"
         )
     return "".join(line + "\n" for line in lines)
 
@@ -49,7 +51,7 @@ def render_json(diagnostics: Iterable[Diagnostic]) -> str:
 
 def _escape_property(text: str) -> str:
     # GitHub workflow-command escaping (properties need ':' and ',' escaped too).
-    return (
+    return printable(
         text.replace("%", "%25")
         .replace("\r", "%0D")
         .replace("\n", "%0A")
@@ -59,7 +61,7 @@ def _escape_property(text: str) -> str:
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def render_github(diagnostics: Iterable[Diagnostic]) -> str:

@@ -7,22 +7,31 @@ CUDA code costs a walk and a byte search.
 
 from __future__ import annotations
 
-import difflib
+import codecs
+import errno
 import io
 import os
 import re
 import signal
 import stat
+import sys
 import tempfile
+import time
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks
+    fcntl = None  # type: ignore[assignment]
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from codemod import catalog
-from codemod.lines import split_lines
-from codemod.diagnostics import Diagnostic
+from codemod.linediff import unified_diff
+from codemod.results import CHECK, DIFF, WRITE, FileResult, Job, Mode  # noqa: F401
+from codemod.text import one_line as _one_line
 
 # Whatever any pass TRIGGER matches, as bytes: derived from the catalogue.
 PREFILTER = catalog.prefilter()
@@ -46,35 +55,15 @@ SKIPPED_DIRS = {
     "site-packages",
 }
 
-WRITE, CHECK, DIFF = "write", "check", "diff"
-
-
-@dataclass
-class FileResult:
-    path: str
-    changed: bool = False
-    written: bool = False
-    diagnostics: List[Diagnostic] = field(default_factory=list)
-    error: Optional[str] = None
-    diff: str = ""
-    output: Optional[bytes] = None  # the rewritten bytes, for stdin mode
-
-
-@dataclass(frozen=True)
-class Job:
-    """What a worker needs to process one file (picklable)."""
-
-    mode: str
-    options: "object"
-    format: bool = True
-    per_file: "object" = None  # path -> Options (config.PerFileOptions), or None
-
 
 # -- discovery ----------------------------------------------------------------------
+IGNORE_FILE_LIMIT = 1 << 20  # bytes of a .gitignore read; more is not an ignore file
+
+
 def _gitignore_specs(directory: Path):
     """The .gitignore specs that apply inside ``directory``, from the repo root down."""
     chain = [directory, *directory.parents]
-    root = next((i for i, d in enumerate(chain) if (d / ".git").exists()), None)
+    root = next((i for i, d in enumerate(chain) if _exists(d / ".git")), None)
     chain = chain[: root + 1] if root is not None else [directory]
     specs = []
     for base in reversed(chain):
@@ -84,15 +73,24 @@ def _gitignore_specs(directory: Path):
     return specs
 
 
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a folder torchport may not look into
+        return False
+
+
 def _load_gitignore(base: Path):
+    """The spec of ``base/.gitignore``, read only if it is a regular file (a named
+    pipe would block, a link to /dev/zero would never end), up to a size cap."""
     import pathspec
 
-    ignore_file = base / ".gitignore"
     try:
-        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        data, _ = read_regular(base / ".gitignore", follow=True)
+    except (OSError, NotRegularError):
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    text = data[:IGNORE_FILE_LIMIT].decode("utf-8", errors="replace")
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
 
 def _ignored(path: Path, is_dir: bool, specs) -> bool:
@@ -107,7 +105,10 @@ def _ignored(path: Path, is_dir: bool, specs) -> bool:
 
 
 def _is_virtualenv(directory: Path) -> bool:
-    return (directory / "pyvenv.cfg").is_file()
+    try:
+        return (directory / "pyvenv.cfg").is_file()
+    except OSError:  # unreadable: the walk reports it when it gets there
+        return False
 
 
 def discover(
@@ -117,11 +118,15 @@ def discover(
 
     Folders are walked for ``extensions``, without following symbolic links,
     skipping VCS and virtualenv folders, build output and what .gitignore ignores.
-    A file named explicitly is always taken. ``exclude(path, is_dir)`` filters more.
+    A file named explicitly is always taken; when it is a symbolic link, its target
+    must lie inside the current folder or a folder named, and the target is what is
+    processed. ``exclude(path, is_dir)`` filters more.
     """
     files: List[Path] = []
     errors: List[str] = []
     seen = set()
+    roots = [os.path.realpath(".")]
+    roots += [os.path.realpath(raw) for raw in paths if os.path.isdir(raw)]
 
     def add(path: Path) -> None:
         key = os.path.realpath(path)
@@ -132,23 +137,65 @@ def discover(
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for found in _walk(path, exclude, extensions):
+            for found in _walk(path, exclude, extensions, errors):
                 add(found)
-        elif path.is_file():
+        elif path.is_file() and not path.is_symlink():
             add(path)
-        elif path.is_symlink():
-            errors.append(f"{raw}: broken symbolic link")
-        elif path.exists():
-            errors.append(f"{raw}: not a regular file")
+        elif path.is_file():
+            target = os.path.realpath(path)
+            if not any(_inside(target, root) for root in roots):
+                errors.append(
+                    f"{raw}: symbolic link to {target}, outside the paths given;"
+                    " not followed"
+                )
+            else:
+                add(
+                    Path(
+                        os.path.relpath(target) if _inside(target, roots[0]) else target
+                    )
+                )
         else:
-            errors.append(f"{raw}: no such file or directory")
+            errors.append(f"{raw}: {_not_a_file(raw)}")
     return files, errors
 
 
-def _walk(root: Path, exclude, extensions) -> Iterator[Path]:
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+_FILE_KINDS = {
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _not_a_file(raw: str) -> str:
+    """Why ``raw``, neither a folder nor a regular file, cannot be processed."""
+    link = os.path.islink(raw)
+    try:
+        mode = os.stat(raw).st_mode
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "symbolic link loop"
+        if error.errno == errno.ENOENT:
+            return "broken symbolic link" if link else "no such file or directory"
+        return f"cannot read: {_os_reason(error)}"
+    kind = _FILE_KINDS.get(stat.S_IFMT(mode), "something else")
+    return f"not a regular file ({'symbolic link to ' if link else ''}{kind})"
+
+
+def _walk(root: Path, exclude, extensions, errors: List[str]) -> Iterator[Path]:
     specs = _gitignore_specs(root.resolve())
     root_resolved = root.resolve()
-    for directory, subdirs, names in os.walk(root, followlinks=False):
+
+    def unreadable(error: OSError) -> None:
+        errors.append(f"{error.filename}: cannot read folder: {_os_reason(error)}")
+
+    for directory, subdirs, names in os.walk(
+        root, followlinks=False, onerror=unreadable
+    ):
         here = Path(directory)
         resolved_here = root_resolved / here.relative_to(root)
         local = _load_gitignore(resolved_here) if here != root else None
@@ -187,7 +234,31 @@ SKIP_FILE = re.compile(rb'^[ \t]*"?#[ \t]*torchport:[ \t]*skip-file\b', re.MULTI
 
 
 def needs_parsing(data: bytes) -> bool:
-    return PREFILTER.search(data) is not None and SKIP_FILE.search(data) is None
+    mentions = PREFILTER.search(data) is not None
+    if not mentions and b"\x00" in data:  # UTF-16 or UTF-32 text: say it cannot be read
+        mentions = PREFILTER.search(data.replace(b"\x00", b"")) is not None
+    return mentions and SKIP_FILE.search(data) is None
+
+
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _wide_encoding(data: bytes) -> Optional[str]:
+    """ "UTF-16" or "UTF-32" for text in those encodings (by BOM, or by a NUL byte in
+    every other position), else None."""
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            return name
+    sample = data[:4096]
+    if len(sample) >= 4 and sample.count(0) * 2 >= len(sample) - 1:
+        if not sample[0::2].strip(b"\x00") or not sample[1::2].strip(b"\x00"):
+            return "UTF-16 or UTF-32"
+    return None
 
 
 def decode(data: bytes) -> Tuple[str, str]:
@@ -196,6 +267,12 @@ def decode(data: bytes) -> Tuple[str, str]:
     Raises ``UnicodeError`` (with a one-line reason) when the bytes are not text in
     the declared encoding, or would not encode back to exactly the same bytes.
     """
+    wide = _wide_encoding(data)
+    if wide is not None:
+        raise UnicodeError(
+            f"{wide} text (Python reads source files as UTF-8 or an ASCII-based"
+            " encoding declared on line 1 or 2)"
+        )
     if b"\x00" in data:
         raise UnicodeError("binary file (contains NUL bytes)")
     try:
@@ -213,7 +290,13 @@ def decode(data: bytes) -> Tuple[str, str]:
         else:
             reason = f"not valid {encoding}, as declared (byte 0x{byte} on line {line})"
         raise UnicodeError(reason) from None
-    if text.encode(encoding) != data:
+    except LookupError:  # rot13, hex, base64, zlib...: codecs, not text encodings
+        raise UnicodeError(f"{encoding!r} is not a text encoding") from None
+    try:
+        same = text.encode(encoding) == data
+    except (UnicodeError, LookupError):
+        same = False
+    if not same:
         raise UnicodeError(f"{encoding} text does not encode back to the same bytes")
     return text, encoding
 
@@ -226,6 +309,24 @@ def process_source(
     Whatever goes wrong with one file ends up in ``result.error`` (one line, starting
     with the file name); nothing here raises for a bad file.
     """
+    try:
+        return _process_source(display, data, job, path)
+    except RecursionError:
+        return FileResult(display, error=f"{display}: cannot parse: nesting too deep")
+    except Exception as error:  # a bug in torchport must cost one file, not the run
+        return FileResult(display, error=_internal_error(display, error))
+
+
+def _internal_error(display: str, error: BaseException) -> str:
+    return (
+        f"{display}: internal error: {type(error).__name__}: {_one_line(error)};"
+        " file left untouched"
+    )
+
+
+def _process_source(
+    display: str, data: bytes, job: Job, path: Optional[Path]
+) -> FileResult:
     result = FileResult(display)
     if not needs_parsing(data):
         return result
@@ -241,6 +342,7 @@ def process_source(
     import libcst as cst
 
     from codemod.transform import RewriteError, RoundTripError, rewrite_source
+    from codemod.formatting import BlackConfigError
 
     try:
         mode = None
@@ -264,14 +366,11 @@ def process_source(
     except RoundTripError as error:
         result.error = f"{display}: cannot rewrite: {error}; file left untouched"
         return result
+    except BlackConfigError as error:  # a pyproject.toml other than the first's
+        result.error = f"{display}: {error}"
+        return result
     except RewriteError as error:
         result.error = f"{display}: internal error: {error}; file left untouched"
-        return result
-    except Exception as error:  # a bug in torchport must cost one file, not the run
-        result.error = (
-            f"{display}: internal error: {type(error).__name__}: {_one_line(error)};"
-            " file left untouched"
-        )
         return result
     result.diagnostics = [d.at(display) for d in rewrite.diagnostics]
     if rewrite.changed:
@@ -290,54 +389,45 @@ _PYTHON2 = re.compile(
 
 
 def _syntax_message(source: str, error: Exception) -> str:
-    """CPython's own message (clearer than the parser's), with the line."""
-    try:
-        compile(
-            source, "<file>", "exec", dont_inherit=True, flags=0x400
-        )  # PyCF_ONLY_AST
-    except SyntaxError as python_error:
-        error = python_error
-    except (ValueError, RecursionError, MemoryError):
-        pass
+    """CPython's own message (clearer than the parser's), with the line, and the
+    grammars that fail: the interpreter's, and libcst's (which knows newer ones)."""
+    from codemod.grammar import INTERPRETER, GrammarError
+
+    grammars = ""
+    if not isinstance(error, GrammarError):
+        try:
+            compile(
+                source, "<file>", "exec", dont_inherit=True, flags=0x400
+            )  # PyCF_ONLY_AST
+        except SyntaxError as python_error:
+            error = python_error
+            grammars = f" (Python {INTERPRETER} grammar; libcst's parser fails too)"
+        except (ValueError, RecursionError, MemoryError):
+            pass
     if isinstance(error, SyntaxError):
         where = f"line {error.lineno}: " if error.lineno else ""
         text = f"{where}{error.msg}"
         if _PYTHON2.search(error.msg or ""):
-            text += " (Python 2 code is not supported)"
-        return text
+            return text + " (Python 2 code is not supported)"
+        return text + grammars
     return _one_line(error)
-
-
-def unified_diff(display: str, old: str, new: str) -> str:
-    name = display.replace("\n", "\\n").replace("\r", "\\r")
-    # git-style a/ b/ prefixes for relative paths; an absolute path stands as it is.
-    old_name, new_name = (
-        (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
-    )
-    lines = difflib.unified_diff(
-        split_lines(old),
-        split_lines(new),
-        fromfile=old_name,
-        tofile=new_name,
-    )
-    out = []
-    for line in lines:
-        out.append(
-            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-        )
-    return "".join(out)
 
 
 def process_file(path: Path, job: Job) -> FileResult:
     display = str(path)
+    try:
+        return _process_file(path, display, job)
+    except Exception as error:  # a bug in torchport must cost one file, not the run
+        return FileResult(display, error=_internal_error(display, error))
+
+
+def _process_file(path: Path, display: str, job: Job) -> FileResult:
     if job.per_file is not None:
         job = replace(job, options=job.per_file(path))
     try:
-        with open(path, "rb") as handle:
-            before = os.fstat(handle.fileno())
-            data = handle.read()
-    except OSError as error:
-        return FileResult(display, error=f"{display}: cannot read: {_os_reason(error)}")
+        data, before = read_regular(path)
+    except (OSError, NotRegularError) as error:
+        return FileResult(display, error=f"{display}: {_read_problem(error)}")
     result = process_source(display, data, job, path)
     if result.changed and job.mode == WRITE and result.error is None:
         try:
@@ -347,12 +437,47 @@ def process_file(path: Path, job: Job) -> FileResult:
             result.error = (
                 f"{display}: changed while torchport was running; not written"
             )
-        except ReadOnlyError:
-            result.error = f"{display}: read-only file; not written"
+        except ReadOnlyError as error:
+            result.error = f"{display}: read-only {error}; not written"
         except OSError as error:
             result.error = f"{display}: cannot write: {_os_reason(error)}"
     result.output = None  # do not ship file contents back to the parent
     return result
+
+
+class NotRegularError(Exception):
+    """The path is no longer a regular file (swapped for a pipe, a device...)."""
+
+
+# Never follow a symbolic link (one swapped in after discovery could lead out of the
+# tree), never block opening a named pipe.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def read_regular(path: Path, follow: bool = False) -> Tuple[bytes, os.stat_result]:
+    """The bytes of ``path`` and its stat, only if it is a regular file (not through
+    a symbolic link unless ``follow``). Raises ``NotRegularError`` or ``OSError``."""
+    flags = _OPEN_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else _OPEN_FLAGS
+    fd = os.open(path, flags)
+    with open(fd, "rb", closefd=True) as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = _FILE_KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            raise NotRegularError(kind)
+        return handle.read(), info
+
+
+def _read_problem(error: Exception) -> str:
+    if isinstance(error, NotRegularError):
+        return f"not a regular file ({error}); not read"
+    if isinstance(error, OSError) and error.errno == errno.ELOOP:
+        return "is a symbolic link (not followed); not read"
+    return f"cannot read: {_os_reason(error)}"
 
 
 def _os_reason(error: OSError) -> str:
@@ -364,11 +489,17 @@ class FileChangedError(Exception):
 
 
 class ReadOnlyError(Exception):
-    pass
+    """``str(error)`` says what is read-only: "file" or "folder"."""
 
 
 TEMP_SUFFIX = ".torchport~"  # temporary files: ".<name>.<random>.torchport~"
+TEMP_NAME_CHARS = 40  # of the file's name in the temporary name (names max 255 bytes)
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+
+
+def _identity(info: os.stat_result) -> Tuple[int, int, int, int]:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def write_atomic(
@@ -377,18 +508,23 @@ def write_atomic(
     """Replace ``path`` with ``data`` atomically, keeping mode and owner.
 
     The new bytes go to a temporary file beside the original, are flushed to disk,
-    then renamed over it; a file that changed since it was read is not replaced.
-    A read-only file (no write bit) is never replaced, even by root.
+    then renamed over it. Right before the rename the file must still be the one
+    read (same device, inode, size, mtime and bytes, not a symbolic link), else it
+    is not replaced (``FileChangedError``); an advisory lock on it keeps two
+    torchport runs from both replacing it. A read-only file or folder (no write
+    bit) is never written, even by root.
     SIGINT and SIGTERM wait until the temporary file is renamed or removed; after
     SIGKILL a ``.<name>.XXXX.torchport~`` file may be left, never a ``.py``.
     """
-    if not before.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-        raise ReadOnlyError()
-    target = Path(os.path.realpath(path))
+    if not before.st_mode & _WRITE_BITS:
+        raise ReadOnlyError("file")
+    folder = os.path.dirname(path) or "."
+    if not os.stat(folder).st_mode & _WRITE_BITS:
+        raise ReadOnlyError("folder")
     blocked = _block(_STOP_SIGNALS)
     try:
         fd, temp = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent
+            prefix=f".{path.name[:TEMP_NAME_CHARS]}.", suffix=TEMP_SUFFIX, dir=folder
         )
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -401,13 +537,7 @@ def write_atomic(
                     os.chown(temp, before.st_uid, before.st_gid)
                 except OSError:
                     pass
-            now = os.stat(target)
-            if (now.st_mtime_ns, now.st_size) != (
-                before.st_mtime_ns,
-                before.st_size,
-            ) or (target.read_bytes() != original):
-                raise FileChangedError()
-            os.replace(temp, target)
+            _replace_if_unchanged(temp, path, original, before)
         except BaseException:
             try:
                 os.unlink(temp)
@@ -416,6 +546,37 @@ def write_atomic(
             raise
     finally:
         _unblock(blocked)
+
+
+def _replace_if_unchanged(
+    temp: str, path: Path, original: bytes, before: os.stat_result
+) -> None:
+    """Rename ``temp`` over ``path`` if ``path`` is still what was read.
+
+    What remains is the time between the last ``lstat`` and the rename (a few
+    microseconds; scripts/concurrent_edits.py measures it): a write by a program
+    that takes no lock landing then is lost.
+    """
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:  # gone, or swapped for a symbolic link
+        raise FileChangedError() from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # another torchport run is replacing it right now
+                raise FileChangedError() from None
+        if _identity(os.fstat(fd)) != _identity(before):
+            raise FileChangedError()
+        with open(fd, "rb", closefd=False) as handle:
+            if handle.read() != original:
+                raise FileChangedError()
+        if _identity(os.lstat(path)) != _identity(before):
+            raise FileChangedError()
+        os.replace(temp, path)
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _block(signals):
@@ -430,23 +591,54 @@ def _unblock(previous) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return (
-        " ".join(part.strip() for part in text if part.strip()) or type(error).__name__
-    )
-
-
 # -- many files -------------------------------------------------------------------------
 def _work_chunk(chunk: Sequence[Tuple[Path, Job]]) -> List[FileResult]:
     return [process_file(path, job) for path, job in chunk]
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
     # Ctrl-C reaches the whole process group; the parent alone decides what to do,
     # and stops the workers with SIGTERM (deferred while one is replacing a file).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+PARENT_CHECK_SECONDS = 1.0  # where the kernel cannot tell: how often to look
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker whose parent is killed (SIGKILL: no chance to stop its workers)
+    gets SIGTERM too, so that nothing holds the parent's stdout open forever.
+
+    Linux sends it (PR_SET_PDEATHSIG); elsewhere a thread checks the parent's pid.
+    """
+    if not _kernel_signals_parent_death():
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(PARENT_CHECK_SECONDS)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # it died before the kernel was asked to tell
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _kernel_signals_parent_death() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
@@ -479,11 +671,10 @@ def run(
     todo: List[int] = []
     for index, path in enumerate(files):
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError as error:
+            data, _ = read_regular(path)
+        except (OSError, NotRegularError) as error:
             results[index] = FileResult(
-                str(path), error=f"{path}: cannot read: {_os_reason(error)}"
+                str(path), error=f"{path}: {_read_problem(error)}"
             )
             continue
         if needs_parsing(data):
@@ -510,18 +701,29 @@ def _run_pool(files, todo, job, workers, results, progress) -> None:
     import codemod.transform  # noqa: F401  (imported once, inherited by the workers)
 
     context = multiprocessing.get_context("fork")
+    # A worker is forked with the parent's handlers: Ctrl-C or SIGTERM before its
+    # own are set would print a traceback from it. Workers start with the two
+    # blocked (the parent's are deferred until they are started) and unblock them
+    # once their handlers are set.
+    blocked = _block(_STOP_SIGNALS)
     pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_worker
+        max_workers=workers,
+        mp_context=context,
+        initializer=_init_worker,
+        initargs=(os.getpid(),),
     )
     try:
         size = max(1, min(8, len(todo) // (workers * 4)))
         chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
         # Futures, not pool.map: map cancels its futures when interrupted, and the
         # executor then trips over them while its workers are being stopped.
-        futures = [
-            pool.submit(_work_chunk, [(files[i], job) for i in chunk])
-            for chunk in chunks
-        ]
+        try:
+            futures = [
+                pool.submit(_work_chunk, [(files[i], job) for i in chunk])
+                for chunk in chunks
+            ]
+        finally:
+            _unblock(blocked)
         for chunk, future in zip(chunks, futures):
             for index, result in zip(chunk, future.result()):
                 results[index] = result

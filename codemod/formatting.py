@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
+import functools
 from pathlib import Path
 from typing import List, Optional, Tuple
 
 from codemod.lines import split_lines
 from codemod.linediff import opcodes
+from codemod.text import one_line
 
 LineRange = Tuple[int, int]
 
@@ -55,19 +56,25 @@ def _code_width(line: str) -> int:
 def line_map(old: str, new: str) -> List[int]:
     """For each 1-based line of ``old``, the line of ``new`` that holds it (index 0 unused).
 
-    Inside a replaced block each old line goes to the most similar new line, in order
-    (a rewritten call that black split, or that follows an inserted binding).
+    Lines the line diff matches map to each other. Inside a replaced block each old
+    line goes, in order, to the new line sharing the longest head and tail with it
+    (a rewritten call that black split, or that follows an inserted binding); heads
+    and tails are compared over at most ``AFFINITY_CHARS`` characters, so the cost
+    stays linear in the size of the text however long its lines are.
     """
     old_lines, new_lines = split_lines(old, False), split_lines(new, False)
     mapping = [0] * (len(old_lines) + 2)
     for tag, i1, i2, j1, j2 in opcodes(old_lines, new_lines):
         if tag == "replace" and (i2 - i1) * (j2 - j1) <= 4096:
-            at = j1
+            new_stripped = [line.strip() for line in new_lines[j1:j2]]
+            at = 0
             for i in range(i1, i2):
+                line = old_lines[i].strip()
                 at = max(
-                    range(at, j2), key=lambda j: _similarity(old_lines[i], new_lines[j])
+                    range(at, j2 - j1),
+                    key=lambda j: _affinity(line, new_stripped[j]),
                 )
-                mapping[i + 1] = at + 1
+                mapping[i + 1] = j1 + at + 1
             continue
         for i in range(i1, i2):
             offset = min(i - i1, max(j2 - j1 - 1, 0))
@@ -76,8 +83,28 @@ def line_map(old: str, new: str) -> List[int]:
     return mapping
 
 
-def _similarity(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio()
+AFFINITY_CHARS = 256
+
+
+def _affinity(a: str, b: str) -> int:
+    """Characters ``a`` and ``b`` share at their start plus at their end, each
+    counted up to ``AFFINITY_CHARS``."""
+    head = _shared_run(a[:AFFINITY_CHARS], b[:AFFINITY_CHARS])
+    tail = _shared_run(a[-AFFINITY_CHARS:][::-1], b[-AFFINITY_CHARS:][::-1])
+    return head + tail
+
+
+def _shared_run(a: str, b: str) -> int:
+    """Length of the common prefix of ``a`` and ``b``."""
+    for index, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return index
+    return min(len(a), len(b))
+
+
+class BlackConfigError(ValueError):
+    """``[tool.black]`` holds a value black would not take (one line, naming the
+    pyproject.toml)."""
 
 
 def black_mode(path: Optional[Path]):
@@ -90,17 +117,50 @@ def black_mode(path: Optional[Path]):
     config_path = Path(root) / "pyproject.toml"
     if not config_path.is_file():
         return black.Mode()
-    config = black.parse_pyproject_toml(str(config_path))
-    versions = {
-        black.TargetVersion[v.upper()] for v in config.get("target_version", []) or []
-    }
+    return _black_mode_of(config_path)
+
+
+@functools.lru_cache(maxsize=None)
+def _black_mode_of(config_path: Path):
+    import black
+
+    where = f"{config_path}: [tool.black]"
+    try:
+        config = black.parse_pyproject_toml(str(config_path))
+    except (OSError, ValueError) as error:  # TOML and UTF-8 errors are ValueErrors
+        raise BlackConfigError(f"{config_path}: cannot read: {one_line(error)}")
+    versions = set()
+    for value in _as_list(config.get("target_version", [])):
+        version = black.TargetVersion.__members__.get(str(value).upper())
+        if version is None:
+            known = ", ".join(v.name.lower() for v in black.TargetVersion)
+            raise BlackConfigError(
+                f"{where} target-version: unknown version {value!r} (known: {known})"
+            )
+        versions.add(version)
+    line_length = config.get("line_length", black.DEFAULT_LINE_LENGTH)
+    if type(line_length) is not int or line_length < 1:
+        raise BlackConfigError(
+            f"{where} line-length must be a positive integer: {line_length!r}"
+        )
+    flags = {}
+    for key in ("skip_string_normalization", "skip_magic_trailing_comma", "preview"):
+        value = config.get(key, False)
+        if not isinstance(value, bool):
+            name = key.replace("_", "-")
+            raise BlackConfigError(f"{where} {name} must be true or false: {value!r}")
+        flags[key] = value
     return black.Mode(
         target_versions=versions,
-        line_length=config.get("line_length", black.DEFAULT_LINE_LENGTH),
-        string_normalization=not config.get("skip_string_normalization", False),
-        magic_trailing_comma=not config.get("skip_magic_trailing_comma", False),
-        preview=config.get("preview", False),
+        line_length=line_length,
+        string_normalization=not flags["skip_string_normalization"],
+        magic_trailing_comma=not flags["skip_magic_trailing_comma"],
+        preview=flags["preview"],
     )
+
+
+def _as_list(value) -> list:
+    return value if isinstance(value, list) else [value]
 
 
 def format_changed(old: str, new: str, mode) -> str:

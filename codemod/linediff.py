@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import os
 from typing import Dict, List, Sequence, Tuple
+
+from codemod.lines import split_lines
+from codemod.text import printable
 
 Opcode = Tuple[str, int, int, int, int]
 
@@ -107,3 +111,23 @@ def _to_opcodes(blocks: List[Tuple[int, int, int]], n: int, m: int) -> List[Opco
                 codes.append(("equal", bi, bi + size, bj, bj + size))
         i, j = bi + size, bj + size
     return codes
+
+
+def unified_diff(display: str, old: str, new: str) -> str:
+    name = printable(display)
+    # git-style a/ b/ prefixes for relative paths; an absolute path stands as it is.
+    old_name, new_name = (
+        (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
+    )
+    lines = difflib.unified_diff(
+        split_lines(old),
+        split_lines(new),
+        fromfile=old_name,
+        tofile=new_name,
+    )
+    out = []
+    for line in lines:
+        out.append(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        )
+    return "".join(out)

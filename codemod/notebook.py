@@ -24,7 +24,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from codemod.engine import DIFF, WRITE, FileResult, Job, unified_diff
+from codemod import grammar
+from codemod.linediff import unified_diff
+from codemod.results import DIFF, WRITE, FileResult, Job
+from codemod.text import one_line as _one_line
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -59,6 +62,9 @@ def process_notebook(
             f"{display}: cannot parse: not a JSON notebook ({_one_line(error)})"
         )
         return result
+    except RecursionError:
+        result.error = f"{display}: cannot parse: JSON nested too deep"
+        return result
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list) or len(spans) != len(cells):
         result.error = f"{display}: cannot parse: not an nbformat 4 notebook"
@@ -66,8 +72,12 @@ def process_notebook(
     if not _is_python(notebook):
         return result
     code_cells, errors = _code_cells(cells)
+    if errors:  # the cells share one namespace: rewrite all of them or none
+        result.error = (
+            "; ".join(f"{display}: {e}" for e in errors) + "; notebook left untouched"
+        )
+        return result
     if not code_cells:
-        result.error = "; ".join(f"{display}:{e}" for e in errors) or None
         return result
 
     from codemod.transform import ParseError, RewriteError, rewrite_source
@@ -102,9 +112,6 @@ def process_notebook(
     result.diagnostics = [
         _in_cell(d, display, starts, code_cells) for d in rewrite.diagnostics
     ]
-    if errors:
-        result.error = "; ".join(f"{display}:{e}" for e in errors)
-
     edits = []
     for cell, new in zip(code_cells, new_texts):
         if new != cell.text:
@@ -125,11 +132,16 @@ def process_notebook(
 
 # -- cells ------------------------------------------------------------------------------
 def _is_python(notebook: dict) -> bool:
-    metadata = notebook.get("metadata") or {}
-    language = (metadata.get("kernelspec") or {}).get("language") or (
-        metadata.get("language_info") or {}
+    """The notebook's language is Python, or not said (malformed metadata: not said)."""
+    metadata = _table(notebook.get("metadata"))
+    language = _table(metadata.get("kernelspec")).get("language") or _table(
+        metadata.get("language_info")
     ).get("name")
     return language is None or str(language).lower() == "python"
+
+
+def _table(value) -> dict:
+    return value if isinstance(value, dict) else {}
 
 
 def _code_cells(cells: list) -> Tuple[List[_Cell], List[str]]:
@@ -140,16 +152,20 @@ def _code_cells(cells: list) -> Tuple[List[_Cell], List[str]]:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else str(source)
+        if isinstance(source, list) and all(isinstance(s, str) for s in source):
+            text = "".join(source)
+        elif isinstance(source, str):
+            text = source
+        else:
+            errors.append(f"cell {index + 1}: source is not text")
+            continue
         if not text.strip() or text.lstrip().startswith("%%"):
             continue  # empty, or a cell magic: the whole cell is not Python
         masked, masks = _mask(text)
         try:
-            ast.parse(masked)
+            grammar.parse(masked)
         except (SyntaxError, ValueError) as error:
-            errors.append(
-                f"cell {index + 1}: cannot parse: {_one_line(error)}; cell left alone"
-            )
+            errors.append(f"cell {index + 1}: cannot parse: {_one_line(error)}")
             continue
         found.append(_Cell(index, text, masked, masks))
     return found, errors
@@ -326,7 +342,3 @@ def _source_json(old: str, new_text: str, whole: str) -> str:
     close_indent = closing.group(1) if closing else ""
     body = ",\n".join(item_indent + dump(line) for line in lines)
     return f"[\n{body}\n{close_indent}]"
-
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__

@@ -19,7 +19,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemod.lines import split_lines
-from codemod import binding, chunks
+from codemod import binding, chunks, grammar
 from codemod.diagnostics import Diagnostic
 from codemod.formatting import format_changed, line_map
 from codemod.names import ModuleFacts
@@ -141,7 +141,7 @@ def rewrite_source(
     if not active:
         return Rewrite(source, source)
     try:
-        tree = ast.parse(source)
+        tree = grammar.parse(source)  # ast, or libcst for newer grammar
     except ValueError as error:  # NUL bytes
         raise ParseError(str(error)) from None
     lines = split_lines(source)
@@ -210,7 +210,7 @@ def rewrite_source(
     diagnostics = sorted(context.diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != source:
         try:
-            ast.parse(code)
+            grammar.parse(code)
         except (SyntaxError, ValueError) as error:
             names = ", ".join(p.__name__ for p in active)
             raise RewriteError(

@@ -7,7 +7,10 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
+
+import pytest
 
 from codemod import engine
 from codemod.passes.base import Options
@@ -57,6 +60,9 @@ def test_two_runs_at_once_never_mix_a_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         f"f{i:03d}.py" for i in range(count)
     ]  # no temporary file
+    # each file was replaced by one run only: the other found it replaced already
+    rewrote = [int(err.decode().splitlines()[-1].split()[1]) for _, err in outputs]
+    assert sum(rewrote) == count, rewrote
 
 
 def _varied_tree(root: Path) -> None:
@@ -131,3 +137,90 @@ def test_memory_stays_bounded_on_20000_files(tmp_path):
     print(f"20,000 files: peak RSS {peak_kib / 1024:.0f} MiB")
     assert peak_kib < 500 * 1024, peak_kib
     shutil.rmtree(root)
+
+
+# -- a file that changes between the last check and the rename ---------------------
+def _read_for_write(target: Path):
+    data, before = engine.read_regular(target)
+    job = engine.Job(engine.WRITE, Options(), False)
+    output = engine.process_source(str(target), data, job, target).output
+    return data, before, output
+
+
+def test_edit_just_before_the_rename_is_not_lost(tmp_path, monkeypatch):
+    """An edit that lands after the bytes were compared, right before the rename:
+    the stat taken at that moment no longer matches the one taken at read time."""
+    target = tmp_path / "train.py"
+    target.write_text(TEMPLATE)
+    data, before, output = _read_for_write(target)
+    edited = TEMPLATE.replace("file 0", "file 1")  # same size
+    real_lstat = os.lstat
+
+    def edit_then_lstat(path, *args, **kwargs):
+        if Path(path) == target and target.read_text() == TEMPLATE:
+            with open(target, "r+") as handle:  # in place: same inode
+                handle.write(edited)
+            os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", edit_then_lstat)
+    with pytest.raises(engine.FileChangedError):
+        engine.write_atomic(target, output, data, before)
+    assert target.read_text() == edited
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]
+
+
+def test_file_replaced_by_another_with_the_same_bytes_is_not_overwritten(tmp_path):
+    # Another program (or torchport run) renamed a new file over it: new inode.
+    target = tmp_path / "train.py"
+    target.write_text(TEMPLATE)
+    data, before, output = _read_for_write(target)
+    other = tmp_path / "other.py"
+    other.write_text(TEMPLATE)
+    os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(other, target)
+    with pytest.raises(engine.FileChangedError):
+        engine.write_atomic(target, output, data, before)
+    assert target.read_text() == TEMPLATE
+
+
+def test_a_file_another_run_is_replacing_is_left_to_it(tmp_path):
+    """Each run holds an advisory lock on the file from its last check to the rename;
+    a second run that finds it held does not replace the file as well."""
+    fcntl = pytest.importorskip("fcntl")
+    target = tmp_path / "train.py"
+    target.write_text(TEMPLATE)
+    data, before, output = _read_for_write(target)
+    with open(target, "rb") as holder:
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(engine.FileChangedError):
+            engine.write_atomic(target, output, data, before)
+    assert target.read_text() == TEMPLATE
+    engine.write_atomic(target, output, data, before)  # free again: written
+    assert target.read_bytes() == output
+
+
+def test_file_swapped_for_a_link_after_discovery_is_not_followed(tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text(TEMPLATE)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    target = tree / "train.py"
+    target.symlink_to(outside)  # was a file when the folder was walked
+    job = engine.Job(engine.WRITE, Options(), False)
+    [result] = engine.run([target], job, jobs=1)
+    assert result.error == f"{target}: is a symbolic link (not followed); not read"
+    assert outside.read_text() == TEMPLATE
+
+
+def test_file_swapped_for_a_pipe_after_discovery_does_not_block(tmp_path):
+    target = tmp_path / "train.py"
+    os.mkfifo(target)  # opening a pipe for reading waits for a writer
+    job = engine.Job(engine.WRITE, Options(), False)
+    results = []
+    worker = threading.Thread(target=lambda: results.extend(engine.run([target], job)))
+    worker.daemon = True
+    worker.start()
+    worker.join(120)  # a bound on a hang, not on speed: the run takes milliseconds
+    assert results, "torchport blocked opening a named pipe"
+    assert results[0].error == f"{target}: not a regular file (a named pipe); not read"

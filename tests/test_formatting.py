@@ -129,3 +129,22 @@ def test_a_long_comment_is_not_a_reason_to_split_a_rewritten_line():
     )
     out = rewrite_source(source, Options(), format_mode=black.Mode()).code
     assert f"device = DEVICE.type {comment}\n" in out
+
+
+def test_line_map_of_a_long_rewritten_line_needs_memory_linear_in_its_size():
+    """Generated code: one statement of 20 kB holding a site, black-split into
+    several lines. Mapping it must not compare the long lines character by
+    character against each other (quadratic time, memory in megabytes)."""
+    import tracemalloc
+
+    items = ", ".join(str(i) for i in range(4000))
+    old = f"import torch\nx = torch.tensor([{items}]).cuda()\ny = 2\n"
+    new = f"import torch\n\nDEVICE = 1\n\nx = torch.tensor(\n    [{items}]\n).to(DEVICE)\ny = 2\n"
+    tracemalloc.start()
+    try:
+        mapping = line_map(old, new)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert mapping[1:4] == [1, 5, 8]
+    assert peak < 8 * len(old), peak

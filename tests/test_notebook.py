@@ -191,11 +191,47 @@ def test_magics_in_blocks_and_shell_assignments_survive():
     assert out[1] == "files = !ls\ntorch.zeros?\nz = torch.ones(1).to(DEVICE)"
 
 
-def test_a_cell_that_does_not_parse_is_reported_and_the_rest_rewritten():
+def test_a_cell_that_does_not_parse_leaves_the_notebook_untouched_and_says_so():
+    # The cells share one namespace: rewriting the others would be a guess.
     data = notebook(["import torch\n", "x = torch.ones(1).cuda()"], ["y = x.cuda(\n"])
     result = rewrite(data)
-    assert result.changed and "cell 2: cannot parse" in result.error
-    assert sources_of(result.output)[1] == "y = x.cuda(\n"
+    assert not result.changed and result.output is None
+    assert result.error.startswith("nb.ipynb: cell 2: cannot parse: ")
+    assert result.error.endswith("; notebook left untouched")
+
+
+@pytest.mark.parametrize(
+    "metadata, source, message",
+    [
+        ({"kernelspec": "python3"}, None, None),
+        ({"language_info": ["python"]}, None, None),
+        ({}, ["x = 1\n", 3, "y = torch.ones(1).cuda()"], "cell 1: source is not text"),
+    ],
+    ids=["kernelspec-string", "language-info-list", "source-holds-a-number"],
+)
+def test_malformed_notebook_fields_are_one_line_errors_or_read_as_unsaid(
+    metadata, source, message
+):
+    cells = (
+        [source]
+        if source is not None
+        else [["import torch\n", "x = torch.ones(1).cuda()"]]
+    )
+    data = json.loads(notebook(*cells, metadata=metadata))
+    if source is not None:
+        data["cells"][0]["source"] = source
+    result = rewrite(json.dumps(data).encode())
+    if message is None:
+        assert result.error is None and result.changed
+    else:
+        assert result.error == f"nb.ipynb: {message}; notebook left untouched"
+        assert not result.changed
+
+
+def test_json_nested_too_deep_is_one_line():
+    data = b'{"cells": [' + b"[" * 100_000 + b'"cuda"' + b"]" * 100_000 + b"]}"
+    result = rewrite(data)
+    assert result.error == "nb.ipynb: cannot parse: JSON nested too deep"
 
 
 def test_other_kernels_are_left_alone():

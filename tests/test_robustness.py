@@ -6,6 +6,7 @@ One command-line run over a tree holding every case; each test checks one case.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -18,6 +19,14 @@ from codemod.passes.base import Options
 from tests.cli_helpers import run_cli
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\n"
+
+
+def notebook_bytes(metadata, source) -> bytes:
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "source": source}
+    data = {"cells": [cell], "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(data).encode()
+
+
 BINDING = "torch.accelerator.current_accelerator(check_available=True)"
 
 CASES = {
@@ -43,8 +52,23 @@ CASES = {
     "comments.py": b"# move everything to cuda\n# torch.ones(2).cuda()\n",
     "binary.py": bytes(range(256)) * 4 + b"cuda",
     "sp ace \u00e9t\u00e9.py".encode(): CUDA.encode(),
+    "utf16.py": CUDA.encode("utf-16"),
+    # the longest name a file system takes: the temporary file must still fit
+    "n" * 252 + ".py": CUDA.encode(),
+    # a string kernelspec reads as "language not said": the notebook is Python
+    "kernelspec.ipynb": notebook_bytes({"kernelspec": "python3"}, CUDA),
+    "number_source.ipynb": notebook_bytes({}, ["x = x.cuda()\n", 3]),
+    "deep.ipynb": b'{"cells": [' + b"[" * 100_000 + b'"cuda"' + b"]" * 100_000 + b"]}",
 }
+# Codecs that are not text encodings (bytes to bytes, or str to str).
+CODECS = ["rot13", "hex", "base64", "zlib", "bz2", "uu", "quopri"]
+for codec in CODECS:
+    CASES[f"codec_{codec}.py"] = f"# coding: {codec}\n{CUDA}".encode()
 UNTOUCHED = [
+    "utf16.py",
+    "number_source.ipynb",
+    "deep.ipynb",
+    *(f"codec_{codec}.py" for codec in CODECS),
     "syntax.py",
     "py2.py",
     "latin1_no_cookie.py",
@@ -72,17 +96,43 @@ def tree(tmp_path_factory):
     readonly = root / "readonly.py"
     readonly.write_text(CUDA)
     readonly.chmod(0o444)
-    # A read that fails even for root: /proc refuses to read this file.
+    # Named on the command line: links that lead out of the tree or nowhere, and
+    # things that are not files.
     (root / "unreadable.py").symlink_to("/proc/self/clear_refs")
+    (root / "escape.py").symlink_to(outside)
+    (root / "loop.py").symlink_to(root / "loop.py")
+    (root / "zero.py").symlink_to("/dev/zero")
+    os.mkfifo(root / "fifo.py")
+    # Ignore files that never end or block: not read.
+    for name, make in [
+        ("pipe_ignore", os.mkfifo),
+        ("zero_ignore", lambda path: os.symlink("/dev/zero", path)),
+    ]:
+        (root / name).mkdir()
+        make(root / name / ".gitignore")
+        (root / name / "ok.py").write_text(CUDA)
+    # A read-only folder, as root too.
+    (root / "ro" / "sub").mkdir(parents=True)
+    (root / "ro" / "sub" / "a.py").write_text(CUDA)
+    (root / "ro" / "sub").chmod(0o555)
     args = [
         str(root),
         str(root / "crlf.py"),  # given twice (once inside the folder)
-        str(root / "broken.py"),
-        str(root / "unreadable.py"),
-        str(root / "missing.py"),
+        *(str(root / name) for name in NAMED),
     ]
-    proc = run_cli(args, cwd=base)
+    proc = run_cli(args, cwd=root)
     return root, outside, proc
+
+
+NAMED = [
+    "broken.py",
+    "unreadable.py",
+    "missing.py",
+    "escape.py",
+    "loop.py",
+    "zero.py",
+    "fifo.py",
+]
 
 
 def _error_lines(proc):
@@ -120,9 +170,21 @@ def test_left_untouched(tree, name):
         ("bad_cookie.py", "cannot decode: unknown encoding"),
         ("binary.py", "cannot decode: binary file (contains NUL bytes)"),
         ("readonly.py", "read-only file; not written"),
+        ("ro/sub/a.py", "read-only folder; not written"),
         ("broken.py", "broken symbolic link"),
-        ("unreadable.py", "cannot read: Invalid argument"),
+        ("unreadable.py", "outside the paths given; not followed"),
+        ("escape.py", "outside the paths given; not followed"),
+        ("loop.py", "symbolic link loop"),
+        ("zero.py", "not a regular file (symbolic link to a character device)"),
+        ("fifo.py", "not a regular file (a named pipe)"),
         ("missing.py", "no such file or directory"),
+        ("utf16.py", "cannot decode: UTF-16 text"),
+        ("number_source.ipynb", "cell 1: source is not text; notebook left untouched"),
+        ("deep.ipynb", "cannot parse: JSON nested too deep"),
+        *(
+            (f"codec_{codec}.py", f"cannot decode: '{codec}' is not a text encoding")
+            for codec in CODECS
+        ),
     ],
 )
 def test_reported_on_one_line(tree, name, message):
@@ -216,9 +278,31 @@ def test_read_only_file_is_not_written_nor_chmodded(tree):
 
 def test_path_given_twice_is_processed_once(tree):
     _, _, proc = tree
-    # files: 16 cases + dir.py/inner.py + readonly.py + unreadable.py (link.py and
-    # broken.py are symbolic links, skipped by the walk; crlf.py counted once)
-    assert "of 19 files" in proc.stderr, proc.stderr
+    # the cases + dir.py/inner.py, readonly.py, ro/sub/a.py and the two ok.py beside
+    # odd ignore files (links and pipes are not taken; crlf.py counted once)
+    assert f"of {len(CASES) + 5} files" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["n" * 252 + ".py", "kernelspec.ipynb", "pipe_ignore/ok.py", "zero_ignore/ok.py"],
+    ids=["long-name", "string-kernelspec", "pipe-gitignore", "dev-zero-gitignore"],
+)
+def test_rewritten_beside_bad_input(tree, name):
+    root, _, proc = tree
+    assert "to(DEVICE)" in (root / name).read_text(), proc.stderr
+    assert str(root / name) not in proc.stderr
+
+
+def test_read_only_folder_is_not_written_even_by_root(tree):
+    root, _, _ = tree
+    assert (root / "ro" / "sub" / "a.py").read_text() == CUDA
+    assert sorted(p.name for p in (root / "ro" / "sub").iterdir()) == ["a.py"]
+
+
+def test_named_link_out_of_the_tree_is_not_followed(tree):
+    root, outside, _ = tree
+    assert outside.read_text() == CUDA and (root / "escape.py").is_symlink()
 
 
 @pytest.mark.skipif(
@@ -232,6 +316,67 @@ def test_file_without_read_permission(tmp_path):
     proc = run_cli([str(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 2
     assert f"{target}: cannot read: Permission denied" in proc.stderr
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root lists folders without read permission"
+)
+def test_folder_without_read_permission(tmp_path):
+    (tmp_path / "ok.py").write_text(CUDA)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.py").write_text(CUDA)
+    (tmp_path / "sub").chmod(0)
+    proc = run_cli(["."], cwd=tmp_path)
+    (tmp_path / "sub").chmod(0o755)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "sub: cannot read folder: Permission denied" in proc.stderr
+    assert ".to(DEVICE)" in (tmp_path / "ok.py").read_text()
+
+
+def test_folder_that_cannot_be_listed_is_one_line(tmp_path, monkeypatch):
+    """What a folder without read permission does for a user other than root."""
+    (tmp_path / "ok.py").write_text(CUDA)
+    locked = tmp_path / "sub"
+    (locked / "inner").mkdir(parents=True)
+    real_scandir, real_stat = os.scandir, os.stat
+
+    def refuse(path):
+        if str(path).startswith(str(locked)):
+            raise PermissionError(13, "Permission denied", str(path))
+
+    def scandir(path="."):
+        refuse(path)
+        return real_scandir(path)
+
+    def stat_(path, *args, **kwargs):
+        if os.path.dirname(str(path)).startswith(str(locked)):
+            refuse(path)
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "stat", stat_)
+    files, errors = engine.discover([str(tmp_path)])
+    assert files == [tmp_path / "ok.py"]
+    assert errors == [f"{locked}: cannot read folder: Permission denied"]
+
+
+def test_pyproject_that_is_not_utf8_is_one_config_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_bytes(b"[tool.torchport]\n# \xff\xfe\n")
+    (tmp_path / "ok.py").write_text(CUDA)
+    proc = run_cli(["."], cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith(f"torchport: {tmp_path / 'pyproject.toml'}: cannot")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_stdin_with_a_codec_cookie_gives_its_input_back(tmp_path, codec):
+    # An editor that takes stdout as the new buffer must get the buffer back.
+    data = CASES[f"codec_{codec}.py"]
+    proc = run_cli(["-"], cwd=tmp_path, input=data)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stdout.encode() == data
+    assert proc.stderr == f"-: cannot decode: '{codec}' is not a text encoding\n"
 
 
 def test_file_changed_between_read_and_write_is_not_overwritten(tmp_path, monkeypatch):

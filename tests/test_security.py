@@ -143,3 +143,59 @@ def test_renderers_escape_line_breaks_and_separators():
         "::warning title=torchport TP101,file=a%0Ab%3A%3Ac%2Cd%25e%0D.py,line=1,col=2"
         "::TP101 m%0Ax\n"
     )
+
+
+# -- error lines and terminal escapes ------------------------------------------------
+WORKFLOW = "::error file=n1.py,line=1::FORGED.py"
+ESCAPES = "x\x1b[2K\x1b[1A\x1b[2Kforged.py"
+SEPARATORS = "a\u2028b\x0bc\x0cd\x85e.py"
+RAW_CONTROLS = ("\x1b", "\x0b", "\x0c", "\u2028", "\x85")
+
+
+@pytest.fixture()
+def forging_tree(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in (WORKFLOW, ESCAPES, SEPARATORS):
+        (tree / name).write_text("x = torch.cuda(\n")  # an error line
+        (tree / ("ok" + name)).write_text(CUDA)  # a diagnostic line
+        (tree / ("left" + name)).write_text(LEFT)
+    return tree
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--output-format", "github", "--check"],
+        ["--check"],
+        ["--diff"],
+        ["--show-fixes"],
+    ],
+    ids=["github", "text", "diff", "show-fixes"],
+)
+def test_no_file_name_forges_a_command_or_a_record(forging_tree, flags):
+    proc = run_cli([*flags, "."], cwd=forging_tree)
+    assert proc.returncode == 2, proc.stderr
+    for stream in (proc.stdout, proc.stderr):
+        # no raw control character; every record still on its own line
+        assert not any(c in stream for c in RAW_CONTROLS), ascii(stream)
+        for line in stream.split("\n"):
+            if line.startswith("::"):  # only torchport's own annotations
+                assert line.startswith("::warning title=torchport TP"), line
+    errors = [line.split(": cannot parse: ")[0] for line in proc.stderr.splitlines()]
+    assert sorted(errors[:-1]) == sorted(
+        [
+            "./::error file=n1.py,line=1::FORGED.py",
+            "x\\x1b[2K\\x1b[1A\\x1b[2Kforged.py",
+            "a\\u2028b\\x0bc\\x0cd\\x85e.py",
+        ]
+    ), proc.stderr
+
+
+def test_printable_escapes_controls_and_separators():
+    from codemod.text import printable, printable_path
+
+    assert printable("a\x1b[2Kb\tc\u2029d\x7f") == "a\\x1b[2Kb\\tc\\u2029d\\x7f"
+    assert printable("caf\u00e9 \u4e2d.py") == "caf\u00e9 \u4e2d.py"  # text stays
+    assert printable_path("::warning::x.py") == "./::warning::x.py"
+    assert printable_path("/abs/::x.py") == "/abs/::x.py"

@@ -1,0 +1,46 @@
+"""What the engine hands a worker (``Job``) and gets back for each file
+(``FileResult``), and the three modes a run can be in.
+
+Kept apart from ``engine`` so that the file-type handlers (``notebook``) and the
+command line use these types without importing the engine, or each other.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from codemod.diagnostics import Diagnostic
+
+
+class Mode(str, enum.Enum):
+    """What a run does with a changed file (a ``str``, so it reads as its value)."""
+
+    WRITE = "write"  # rewrite it in place
+    CHECK = "check"  # write nothing; report
+    DIFF = "diff"  # write nothing; print a unified diff
+
+
+WRITE, CHECK, DIFF = Mode.WRITE, Mode.CHECK, Mode.DIFF
+
+
+@dataclass
+class FileResult:
+    path: str
+    changed: bool = False
+    written: bool = False
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    error: Optional[str] = None
+    diff: str = ""
+    output: Optional[bytes] = None  # the rewritten bytes, for stdin mode
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs to process one file (picklable)."""
+
+    mode: Mode
+    options: "object"
+    format: bool = True
+    per_file: "object" = None  # path -> Options (config.PerFileOptions), or None
