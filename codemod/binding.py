@@ -61,12 +61,16 @@ def binding_statement(
     """The binding as torchport writes it, laid out as black would at ``indent``:
     parenthesized, one operand a line when the value does not fit on one."""
     parts = _binding_parts(context.torch_name, context.options.target_torch)
-    inner = indent + "    "
-    if len(inner) + len(" ".join(parts)) <= LINE_LENGTH:
-        parts = [" ".join(parts)]
-    body = "".join(f"{inner}{part}{newline}" for part in parts)
     tail = f"  {comment}" if comment else ""
-    return f"{indent}{context.device_name} = ({newline}{body}{indent}){tail}{newline}"
+    head = f"{indent}{context.device_name} = "
+    value = " ".join(parts)
+    if len(head) + len(value) <= LINE_LENGTH:
+        return f"{head}{value}{tail}{newline}"
+    inner = indent + "    "
+    if len(inner) + len(value) <= LINE_LENGTH:
+        parts = [value]
+    body = "".join(f"{inner}{part}{newline}" for part in parts)
+    return f"{head}({newline}{body}{indent}){tail}{newline}"
 
 
 def _dotted(node: ast.AST, facts: ModuleFacts) -> Optional[str]:
