@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import os
 import re
 import subprocess
 import sys
@@ -33,12 +32,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from codemod.rules import TorchVersion, format_version, parse_version  # noqa: E402
-from tests.fixture_cases import (
+from tests.fixture_cases import (  # noqa: E402
     after_of,
     before_files,
     case_id,
     options_of,
-)  # noqa: E402
+    run_program,
+)
 
 # Portable APIs torchport emits, with the release that introduced each (see the
 # reference on portable APIs, section 1), matched against each dotted name the code
@@ -108,7 +108,6 @@ def main(argv=None) -> int:
         print(error, file=sys.stderr)
         return 2
     cases = old_target_fixtures(below)
-    env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
     failed = 0
     for before in cases:
         after = after_of(before)
@@ -116,14 +115,7 @@ def main(argv=None) -> int:
         target = options_of(code).target_torch
         problems = too_new(code, target)
         with tempfile.TemporaryDirectory() as cwd:
-            proc = subprocess.run(
-                [args.python, str(after)],
-                cwd=cwd,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
+            proc = run_program(args.python, after, Path(cwd))
         if proc.returncode:
             problems.append("exit %d: %s" % (proc.returncode, proc.stderr[-1500:]))
         status = "FAIL" if problems else "ok"

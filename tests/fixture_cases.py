@@ -6,7 +6,9 @@ A fixture may start with a comment line ``# fixture-options: --target-torch 2.5
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
 from pathlib import Path
 from typing import List
 
@@ -52,3 +54,16 @@ def options_of(source: str) -> Options:
         else:
             raise ValueError(f"unknown fixture option {flag}")
     return Options(**values)
+
+
+def run_program(python: str, path: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """Run a fixture program as CI does: on the CPU, with a fixed hash seed."""
+    env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
+    return subprocess.run(
+        [python, str(path)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

@@ -3,8 +3,6 @@ diagnostics appear, and the after program runs to completion on CPU PyTorch."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
 import black
@@ -18,6 +16,7 @@ from tests.fixture_cases import (
     case_id,
     diagnostics_of,
     options_of,
+    run_program,
 )
 
 CASES = before_files()
@@ -58,16 +57,7 @@ def test_expected_diagnostics(before):
 
 @pytest.mark.parametrize("before", CASES, ids=case_id)
 def test_after_runs_on_cpu(before, tmp_path):
-    after = after_of(before)
-    env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
-    proc = subprocess.run(
-        [sys.executable, str(after)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_program(sys.executable, after_of(before), tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
