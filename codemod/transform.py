@@ -19,7 +19,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from codemod.lines import split_lines
-from codemod import binding, chunks, imports
+from codemod import binding, chunks, fstrings, imports
 from codemod.diagnostics import Diagnostic
 from codemod.formatting import format_changed, line_map
 from codemod.names import ModuleFacts
@@ -166,19 +166,24 @@ def rewrite_source(
         context.col_offset = len(chunk.indent)
         used_device = context.needs_device
         context.needs_device = False
-        for instance in instances:
-            instance.metadata = metadata
-            instance.changed = False
-        together = _Together(instances)
-        try:
-            new_module = module.visit(together)
-        except RecursionError:
-            raise
-        except Exception as error:  # a bug in a pass: name it, write nothing
-            raise RewriteError(
-                f"pass {type(together.current).__name__} failed:"
-                f" {type(error).__name__}: {error} (lines {chunk.start}-{chunk.end})"
-            ) from error
+
+        def traverse(module=module, chunk=chunk, metadata=metadata) -> cst.Module:
+            for instance in instances:
+                instance.metadata = metadata
+                instance.changed = False
+            together = _Together(instances)
+            try:
+                return module.visit(together)
+            except RecursionError:
+                raise
+            except Exception as error:  # a bug in a pass: name it, write nothing
+                raise RewriteError(
+                    f"pass {type(together.current).__name__} failed:"
+                    f" {type(error).__name__}: {error} (lines {chunk.start}-{chunk.end})"
+                ) from error
+
+        # Sites inside f-strings that cannot be fixed validly are reported instead.
+        new_module = fstrings.rewrite_chunk(module, traverse, context, metadata)
         if context.needs_device:
             device_uses.append(chunk)
         context.needs_device |= used_device
@@ -225,7 +230,7 @@ def rewrite_source(
         except (SyntaxError, ValueError) as error:
             names = ", ".join(p.__name__ for p in active)
             raise RewriteError(
-                f"rewrite produced invalid Python ({_syntax_message(error)}); passes: {names}"
+                f"rewrite produced invalid Python ({_syntax_message(error, mapping)}); passes: {names}"
             )
         if positions == "output":
             diagnostics = [
@@ -416,7 +421,10 @@ def _formatting_is_safe(code: str, formatted: str) -> bool:
         return False
 
 
-def _syntax_message(error: Exception) -> str:
+def _syntax_message(error: Exception, mapping: Dict[int, int]) -> str:
+    """The error, at the line of the input it comes from (the user has no other)."""
     if isinstance(error, SyntaxError):
-        return f"{error.msg} (line {error.lineno}, column {error.offset})"
+        written = error.lineno or 0
+        line = max((n for n, out in mapping.items() if out <= written), default=1)
+        return f"{error.msg} (from line {line} of the input)"
     return str(error)
