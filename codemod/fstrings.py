@@ -18,15 +18,17 @@ torchport supports Python 3.9, so each chunk's rewrite is checked field by field
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Callable, Dict, List, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemod.passes.base import FileContext, walk
+from codemod.passes.base import FileContext
 
 QUOTES = ("'", '"')
+_F_STRING = re.compile(r"(?<![\w])[rRbBuU]?[fF][rR]?['\"]")
 _STRING_PREFIX = "rRbBuUfF"
 
 QUOTE_REASON = (
@@ -175,12 +177,14 @@ def rewrite_chunk(
     traverse: Callable[[], cst.Module],
     context: FileContext,
     metadata,
+    text: str,
 ) -> cst.Module:
     """Run ``traverse`` (the passes over ``module``, a chunk) and return its result
     with every f-string field valid for Python 3.9+; fields that cannot be are left
     as they were and their sites reported. ``metadata``: the chunk's metadata
-    (provider -> mapping), whose positions place those reports."""
-    if not any(isinstance(node, cst.FormattedString) for node in walk(module)):
+    (provider -> mapping), whose positions place those reports; ``text``: its
+    source, to skip the checks at once where it has no f-string."""
+    if not _F_STRING.search(text):
         return traverse()
     state = _State(context)
     new = traverse()

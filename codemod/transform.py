@@ -183,7 +183,7 @@ def rewrite_source(
                 ) from error
 
         # Sites inside f-strings that cannot be fixed validly are reported instead.
-        new_module = fstrings.rewrite_chunk(module, traverse, context, metadata)
+        new_module = fstrings.rewrite_chunk(module, traverse, context, metadata, text)
         if context.needs_device:
             device_uses.append(chunk)
         context.needs_device |= used_device
