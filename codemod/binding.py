@@ -214,7 +214,7 @@ def plan_binding(
             context.device_name, context.binding_index = name, index
             context.binding_line = tree.body[index].lineno
             return
-    for name, stmt, inside in _nested_bindings(tree, facts):
+    for name, stmt, inside in _nested_bindings(tree, facts) if reuse else ():
         if inside is None:  # in `try: import torch`: the module's binding
             context.device_name, context.binding_exists = name, True
             context.binding_line = stmt.lineno

@@ -210,7 +210,7 @@ def rewrite_source(
             original, text, new_text, chunk.indent
         )
         local_maps[(chunk.start, chunk.end)] = line_map(text, new_text)
-    if not binding.bound_before_uses(tree, context, device_uses):
+    if reuse_device and not binding.bound_before_uses(tree, context, device_uses):
         return rewrite_source(
             source,
             options,

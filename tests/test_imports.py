@@ -100,3 +100,19 @@ def test_second_run_reuses_a_binding_written_in_a_function():
     twice = rewrite_source(extended, Options()).code
     assert twice.count("DEVICE = (") == 3
     assert "ACCELERATOR_DEVICE" not in twice
+
+
+def test_a_binding_assigned_after_a_use_is_not_reused():
+    source = (
+        "import torch\n"
+        "\n"
+        "x = torch.ones(1).cuda()\n"
+        "DEVICE = (\n"
+        "    torch.accelerator.current_accelerator(check_available=True)"
+        ' or torch.device("cpu")\n'
+        ")\n"
+    )
+    code = rewrite_source(source, Options()).code
+    assert "x = torch.ones(1).to(ACCELERATOR_DEVICE)\n" in code
+    assert code.index("ACCELERATOR_DEVICE = ") < code.index("x = ")
+    exec(compile(code, "<rewritten>", "exec"), {})
