@@ -55,6 +55,11 @@ def _binding_parts(torch_name: str, target: TorchVersion) -> List[str]:
     return [part.format(torch=torch_name) for part in template]
 
 
+def binding_value(context: FileContext) -> str:
+    """The binding's value on one line."""
+    return " ".join(_binding_parts(context.torch_name, context.options.target_torch))
+
+
 def binding_statement(
     context: FileContext, newline: str = "\n", comment: str = "", indent: str = ""
 ) -> str:
@@ -63,7 +68,7 @@ def binding_statement(
     parts = _binding_parts(context.torch_name, context.options.target_torch)
     tail = f"  {comment}" if comment else ""
     head = f"{indent}{context.device_name} = "
-    value = " ".join(parts)
+    value = binding_value(context)
     if len(head) + len(value) <= LINE_LENGTH:
         return f"{head}{value}{tail}{newline}"
     inner = indent + "    "

@@ -19,8 +19,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
+from codemod.lines import split_lines
+from codemod.options import ACCELERATOR_TORCH
+from codemod.rules import format_version
+
 if TYPE_CHECKING:  # pragma: no cover
     from codemod.chunks import Chunk
+    from codemod.diagnostics import Diagnostic
     from codemod.passes.base import FileContext
 
 
@@ -235,6 +240,42 @@ def _in_block(
     return Insertion(
         anchor.end_lineno, binding_statement(context, newline, indent=indent)
     )
+
+
+def with_binding_reports(
+    diagnostics: List["Diagnostic"],
+    code: str,
+    context: "FileContext",
+    mapping: Dict[int, int],
+    positions: str,
+    uses: Sequence["Chunk"],
+) -> List["Diagnostic"]:
+    """``diagnostics`` and, below torch 2.6, a report on each binding torchport added:
+    it knows only CUDA there (TP103), as a second run would say of it. Lines are in
+    ``positions`` ("output", or "input": the first line that needs the device)."""
+    target = context.options.target_torch
+    if target >= ACCELERATOR_TORCH or not context.needs_device:
+        return diagnostics
+    from codemod.binding import binding_value
+    from codemod.rules import REGISTRY, Fix
+
+    value = binding_value(context)
+    kept = set(mapping.values())  # output lines that come from the input
+    added = []
+    for number, line in enumerate(split_lines(code), start=1):
+        if number in kept or value not in line:
+            continue
+        where = (number, line.index(value) + 1)
+        if positions != "output":
+            where = (uses[0].start if uses else 1, 1)
+        message = (
+            f"the device binding added here, `{value}`, picks only CUDA:"
+            f" torch.accelerator needs torch >= {format_version(ACCELERATOR_TORCH)};"
+            f" target is {format_version(target)}"
+        )
+        context.decide(REGISTRY["TP103"], *where, message, Fix.NONE)
+        added.append(context.diagnostics.pop())
+    return sorted(diagnostics + added, key=lambda d: (d.line, d.col, d.code))
 
 
 def remove_unused(code: str, context: "FileContext", mapping: Dict[int, int]) -> str:

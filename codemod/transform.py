@@ -236,6 +236,9 @@ def rewrite_source(
             diagnostics = [
                 replace(d, line=mapping.get(d.line, d.line)) for d in diagnostics
             ]
+        diagnostics = imports.with_binding_reports(
+            diagnostics, code, context, mapping, positions, device_uses
+        )
     return Rewrite(source, code, diagnostics)
 
 

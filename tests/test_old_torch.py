@@ -40,3 +40,13 @@ def test_binding_below_2_6_is_the_cuda_programs_own_device(target):
     assert binding in code
     assert 'device_ids=[0] if DEVICE.type != "cpu" else None' in code
     assert too_new(code, target) == []
+
+
+@pytest.mark.parametrize("positions, line", [("output", 12), ("input", 15)])
+def test_the_cuda_only_binding_is_reported(positions, line):
+    # Written at line 12 of the output; in the input it is needed from line 15 on.
+    source = (FIXTURES / "binding" / "target_2_4_ddp.before.py").read_text()
+    result = rewrite_source(source, Options(target_torch=(2, 4)), positions=positions)
+    (report,) = [d for d in result.diagnostics if d.code == "TP103"]
+    assert (report.line, report.applied) == (line, False)
+    assert "picks only CUDA" in report.message
