@@ -16,33 +16,66 @@ passes have run and it is known whether any of them used the device.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
+from codemod.chunks import Chunk
+from codemod.imports import DeviceImport, optional_torch_import
 from codemod.names import ModuleFacts
+from codemod.options import ACCELERATOR_TORCH
 from codemod.passes.base import FileContext
 from codemod.rules import TorchVersion
 
+# The binding's value, by the oldest torch it runs on, as the operands black puts
+# on lines of their own when the whole does not fit.
 # check_available=True matters: a CUDA wheel on a GPU-less host reports "cuda" otherwise.
-BINDING_2_7 = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
-BINDING_2_6 = (
-    "{torch}.accelerator.current_accelerator() if {torch}.accelerator.is_available()"
-    ' else {torch}.device("cpu")'
+BINDING_2_7 = (
+    "{torch}.accelerator.current_accelerator(check_available=True)",
+    'or {torch}.device("cpu")',
 )
+BINDING_2_6 = (
+    "{torch}.accelerator.current_accelerator()",
+    "if {torch}.accelerator.is_available()",
+    'else {torch}.device("cpu")',
+)
+# Before torch.accelerator (2.6) nothing finds the device without naming a vendor,
+# which torchport never does: the binding is the CUDA program's own device with the
+# CPU fallback, exact on CUDA. Raising the target later makes it portable (TP103).
+BINDING_CUDA = ('{torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',)
+
+LINE_LENGTH = 88  # black's default
 
 
-def binding_source(torch_name: str, target: TorchVersion) -> str:
-    template = BINDING_2_7 if target >= (2, 7) else BINDING_2_6
-    return template.format(torch=torch_name)
+def _binding_parts(torch_name: str, target: TorchVersion) -> List[str]:
+    if target >= (2, 7):
+        template = BINDING_2_7
+    elif target >= ACCELERATOR_TORCH:
+        template = BINDING_2_6
+    else:
+        template = BINDING_CUDA
+    return [part.format(torch=torch_name) for part in template]
+
+
+def binding_value(context: FileContext) -> str:
+    """The binding's value on one line."""
+    return " ".join(_binding_parts(context.torch_name, context.options.target_torch))
 
 
 def binding_statement(
-    context: FileContext, newline: str = "\n", comment: str = ""
+    context: FileContext, newline: str = "\n", comment: str = "", indent: str = ""
 ) -> str:
-    """The binding as torchport writes it: parenthesized, so it fits in 88 columns."""
-    value = binding_source(context.torch_name, context.options.target_torch)
+    """The binding as torchport writes it, laid out as black would at ``indent``:
+    parenthesized, one operand a line when the value does not fit on one."""
+    parts = _binding_parts(context.torch_name, context.options.target_torch)
     tail = f"  {comment}" if comment else ""
-    return f"{context.device_name} = ({newline}    {value}{newline}){tail}{newline}"
+    head = f"{indent}{context.device_name} = "
+    value = binding_value(context)
+    if len(head) + len(value) <= LINE_LENGTH:
+        return f"{head}{value}{tail}{newline}"
+    inner = indent + "    "
+    if len(inner) + len(value) <= LINE_LENGTH:
+        parts = [value]
+    body = "".join(f"{inner}{part}{newline}" for part in parts)
+    return f"{head}({newline}{body}{indent}){tail}{newline}"
 
 
 def _is_str(node: ast.AST, value: str) -> bool:
@@ -137,26 +170,38 @@ def is_binding(value: ast.AST, facts: ModuleFacts) -> bool:
     )
 
 
-def plan_binding(tree: ast.Module, facts: ModuleFacts, context: FileContext) -> None:
-    """Choose the names the passes will emit for torch and the device."""
-    context.torch_name = facts.torch_alias or "torch"
-    if context.options.device_import and _plan_device_import(tree, facts, context):
-        return
-    candidates = []
-    for index, stmt in enumerate(tree.body):
-        if not (
+def _assignments(body: Sequence[ast.stmt]) -> Iterator[Tuple[int, str, ast.stmt]]:
+    """(index, name, statement) of each ``name = value`` in ``body``."""
+    for index, stmt in enumerate(body):
+        if (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
         ):
-            continue
-        name = stmt.targets[0].id
-        if is_binding(stmt.value, facts):
+            yield index, stmt.targets[0].id, stmt
+
+
+def plan_binding(
+    tree: ast.Module, facts: ModuleFacts, context: FileContext, reuse: bool = True
+) -> None:
+    """Choose the names the passes will emit for torch and the device.
+
+    ``reuse=False``: a fresh binding, because the module's own device variable is
+    not bound everywhere the rewrite would use it (see ``bound_before_uses``).
+    """
+    context.torch_name = facts.torch_alias or "torch"
+    if context.options.device_import and _plan_device_import(tree, facts, context):
+        return
+    candidates = []
+    for index, name, stmt in _assignments(tree.body):
+        if is_binding(stmt.value, facts) and reuse:
             context.device_name, context.binding_exists = name, True
             context.binding_line = stmt.lineno
             return
-        if is_user_device(stmt.value, facts) and not context.suppressed(
-            stmt.lineno, "TP1"
+        if (
+            reuse
+            and is_user_device(stmt.value, facts)
+            and not context.suppressed(stmt.lineno, "TP1")
         ):
             candidates.append((index, name))
     for index, name in candidates:
@@ -164,7 +209,129 @@ def plan_binding(tree: ast.Module, facts: ModuleFacts, context: FileContext) -> 
             context.device_name, context.binding_index = name, index
             context.binding_line = tree.body[index].lineno
             return
+    for name, stmt, inside in _nested_bindings(tree, facts) if reuse else ():
+        if inside is None:  # in `try: import torch`: the module's binding
+            context.device_name, context.binding_exists = name, True
+            context.binding_line = stmt.lineno
+            return
+        context.device_name = name  # lazy torch: each function has its own binding
+        return
     context.device_name = _fresh_name(context.options.device_name, tree, facts)
+
+
+def _nested_bindings(tree: ast.Module, facts: ModuleFacts):
+    """Bindings torchport wrote where torch is bound other than at the top level:
+    (name, statement, None) in ``try: import torch``, (name, statement, function)
+    in a function that imports torch."""
+    from codemod.imports import functions
+
+    optional = optional_torch_import(tree)
+    if optional is not None:
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Try) and optional in stmt.body:
+                for _, name, assign in _assignments(stmt.body):
+                    if is_binding(assign.value, facts):
+                        yield name, assign, None
+    for function in functions(tree):
+        for _, name, assign in _assignments(function.body):
+            if is_binding(assign.value, facts):
+                yield name, assign, function
+
+
+def bound_before_uses(
+    tree: ast.Module, context: FileContext, uses: Sequence[Chunk]
+) -> bool:
+    """Whether the module's own device variable, reused as the binding, is bound at
+    run time before each chunk that now reads it.
+
+    A chunk after the binding statement is; one in module code before it is not.
+    One in a function (or a method) defined before it is, unless that function (its
+    class) may run before the binding: named by module code that runs first, or by
+    a function that may.
+    """
+    if context.device_import or (
+        context.binding_index is None and not context.binding_line
+    ):
+        return True  # torchport's binding goes before the first use
+    index = _top_index(tree, context.binding_line)
+    early: Optional[Set[str]] = None
+    for chunk in uses:
+        where = _top_index(tree, chunk.start)
+        if where >= index:
+            continue
+        if early is None:
+            early = _may_run_before(tree, index)
+        if not _in_body_not_run(tree.body[where], chunk, early):
+            return False
+    return True
+
+
+def _top_index(tree: ast.Module, line: int) -> int:
+    for index, stmt in enumerate(tree.body):
+        first = min(
+            [stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])]
+        )
+        if first <= line <= stmt.end_lineno:
+            return index
+    return len(tree.body)
+
+
+def _inside(function: ast.stmt, chunk: Chunk) -> bool:
+    return function.body[0].lineno <= chunk.start and chunk.end <= function.end_lineno
+
+
+def _in_body_not_run(stmt: ast.stmt, chunk: Chunk, early: Set[str]) -> bool:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _inside(stmt, chunk) and stmt.name not in early
+    if isinstance(stmt, ast.ClassDef) and stmt.name not in early:
+        return any(
+            isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and _inside(inner, chunk)
+            for inner in stmt.body
+        )
+    return False
+
+
+def _may_run_before(tree: ast.Module, index: int) -> Set[str]:
+    """Names of the module's functions and classes that module code before statement
+    ``index`` may call (directly, or through another such function)."""
+    definitions = {
+        stmt.name: stmt
+        for stmt in tree.body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    named: Set[str] = set()
+    for stmt in tree.body[:index]:
+        named |= _names_run(stmt)
+    reached: Set[str] = set()
+    pending = [name for name in named if name in definitions]
+    while pending:
+        name = pending.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        for node in ast.walk(definitions[name]):
+            if isinstance(node, ast.Name) and node.id in definitions:
+                pending.append(node.id)
+    return reached
+
+
+def _names_run(stmt: ast.stmt) -> Set[str]:
+    """Names read by the code a statement runs when it executes: not the bodies of
+    the functions it defines (their decorators and defaults, yes)."""
+    found: Set[str] = set()
+    stack: List[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend(node.decorator_list)
+            stack.extend(node.args.defaults)
+            stack.extend(d for d in node.args.kw_defaults if d is not None)
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            found.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _plan_device_import(
@@ -177,28 +344,20 @@ def _plan_device_import(
     defines that device itself (it is the module the import points at): it then
     gets the usual binding.
     """
-    statement = ast.parse(context.options.device_import).body[0]
-    source, name = statement.module, statement.names[0].name  # type: ignore[attr-defined]
+    device_import = DeviceImport.parse(context.options.device_import)
+    source, name = device_import.module, device_import.name
     bound = _existing_import(tree, source, name)
     if bound is None:
-        bound = statement.names[0].asname or name  # type: ignore[attr-defined]
+        bound = device_import.bound
         if bound in facts.identifiers and bound in _names(tree):
-            for stmt in tree.body:
-                if (
-                    isinstance(stmt, ast.Assign)
-                    and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)
-                    and stmt.targets[0].id == bound
-                    and (
-                        is_binding(stmt.value, facts)
-                        or is_user_device(stmt.value, facts)
-                    )
+            for _, target, stmt in _assignments(tree.body):
+                if target == bound and (
+                    is_binding(stmt.value, facts) or is_user_device(stmt.value, facts)
                 ):
                     return False
             bound = _fresh_name(bound, tree, facts)
-    alias = f" as {bound}" if bound != name else ""
     context.device_name = bound
-    context.device_import = f"from {source} import {name}{alias}"
+    context.device_import = device_import.statement(bound)
     context.binding_exists = True
     return True
 
@@ -251,62 +410,3 @@ def _names(tree: ast.Module) -> set:
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             found.update(node.names)
     return found
-
-
-@dataclass
-class Insertion:
-    after_line: int  # original line after which ``text`` goes (0: top of file)
-    text: str
-
-
-def _is_docstring(stmt: ast.stmt) -> bool:
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Constant)
-        and isinstance(stmt.value.value, str)
-    )
-
-
-def insertions(
-    tree: ast.Module,
-    lines: Sequence[str],
-    context: FileContext,
-    first_use: Optional[int],
-    newline: str,
-) -> List[Insertion]:
-    """Lines to add so that every name the passes emitted is defined.
-
-    ``first_use`` is the first line of the first top-level statement that uses the
-    device (None if none does): the binding must come before it.
-    """
-    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
-    needed: List[str] = []
-    device_import = context.device_import
-    if device_import and context.needs_device:
-        if context.device_name not in context.facts.imports:
-            needed.append(device_import + newline)
-    wants_binding = (
-        context.needs_device and not context.binding_exists and not device_import
-    )
-    if (wants_binding or context.needs_torch) and context.facts.torch_alias is None:
-        needed.append("import torch" + newline)
-    limit = first_use if first_use is not None else len(lines) + 1
-    before = [s for s in imports if s.end_lineno < limit]
-    if before:
-        anchor = before[-1].end_lineno
-    else:
-        head = tree.body[:1]
-        anchor = head[0].end_lineno if head and _is_docstring(head[0]) else 0
-    out: List[Insertion] = []
-    if needed:
-        out.append(Insertion(anchor, "".join(needed)))
-    if wants_binding and context.binding_index is None:
-        text = binding_statement(context, newline)
-        previous = lines[anchor - 1] if anchor else ""
-        following = lines[anchor] if anchor < len(lines) else ""
-        if anchor and previous.strip():
-            text = newline + text
-        if following.strip():
-            text = text + newline
-        out.append(Insertion(anchor, text))
-    return out

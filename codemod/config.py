@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
+from codemod.imports import DeviceImport
 from codemod.options import DEFAULT_TARGET_TORCH, Options
 from codemod.rules import Selection, TorchVersion, parse_version
 
@@ -138,7 +139,7 @@ def _check_value(pyproject: Path, key: str, value: Any) -> None:
         raise ConfigError(f"{where} must be a Python identifier: {value!r}")
     elif key == "device-import":
         try:
-            imported_name(value)
+            DeviceImport.parse(value)
         except ValueError as error:
             raise ConfigError(f"{where}: {error}")
 
@@ -147,19 +148,6 @@ def _check_codes(where: str, codes: Any) -> None:
     for code in codes:
         if not isinstance(code, str) or not _CODE.fullmatch(code):
             raise ConfigError(f"{where}: not a rule code or prefix: {code!r}")
-
-
-def imported_name(statement: str) -> str:
-    """The name ``from MODULE import NAME [as ALIAS]`` binds; ValueError otherwise."""
-    match = re.fullmatch(
-        r"\s*from\s+(?P<module>[A-Za-z_][\w.]*)\s+import\s+(?P<name>\w+)"
-        r"(?:\s+as\s+(?P<alias>\w+))?\s*",
-        statement,
-    )
-    bound = match and (match.group("alias") or match.group("name"))
-    if not bound or not bound.isidentifier() or match.group("module").endswith("."):
-        raise ValueError(f"expected 'from MODULE import NAME', got {statement!r}")
-    return bound
 
 
 def _one_line(error: BaseException) -> str:

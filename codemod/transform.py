@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from codemod.lines import split_lines
-from codemod import binding, chunks, grammar
+from codemod import binding, chunks, fstrings, grammar, imports
 from codemod.diagnostics import Diagnostic
 from codemod.formatting import format_changed, line_map
 from codemod.names import ModuleFacts
@@ -130,12 +130,14 @@ def rewrite_source(
     format_mode=None,
     passes: Sequence[Type[Pass]] = PASSES,
     positions: str = "output",
+    reuse_device: bool = True,
 ) -> Rewrite:
     """Rewrite ``source``. Raises ``ParseError`` when it is not valid Python and
     ``RewriteError`` when the rewrite would not be.
 
     ``format_mode`` is a black Mode (None: no formatting). ``positions`` says which
     text diagnostics point into: "output" (the rewritten file) or "input".
+    ``reuse_device=False`` never reuses the module's own device variable.
     """
     active = [p for p in passes if p.TRIGGER.search(source)]
     if not active:
@@ -147,7 +149,7 @@ def rewrite_source(
     lines = split_lines(source)
     facts = ModuleFacts.of(tree, source)
     context = FileContext(options, source, facts)
-    binding.plan_binding(tree, facts, context)
+    binding.plan_binding(tree, facts, context, reuse_device)
     context_words = [p.CONTEXT.pattern for p in active if p.CONTEXT is not None]
     whole = set()
     if context_words:  # sites a pass must see with their whole top-level statement
@@ -157,28 +159,33 @@ def rewrite_source(
     instances = [p(context) for p in active]
     outputs: Dict[Tuple[int, int], List[str]] = {}
     local_maps: Dict[Tuple[int, int], List[int]] = {}
-    first_device_use: Optional[int] = None
+    device_uses: List[chunks.Chunk] = []  # chunks whose rewrite reads the device
     for chunk, text, module in _parsed(found, lines):
         metadata = _LazyMetadata(module)
         context.line_offset = chunk.start - 1
         context.col_offset = len(chunk.indent)
         used_device = context.needs_device
         context.needs_device = False
-        for instance in instances:
-            instance.metadata = metadata
-            instance.changed = False
-        together = _Together(instances)
-        try:
-            new_module = module.visit(together)
-        except RecursionError:
-            raise
-        except Exception as error:  # a bug in a pass: name it, write nothing
-            raise RewriteError(
-                f"pass {type(together.current).__name__} failed:"
-                f" {type(error).__name__}: {error} (lines {chunk.start}-{chunk.end})"
-            ) from error
-        if context.needs_device and first_device_use is None:
-            first_device_use = chunk.top[0]
+
+        def traverse(module=module, chunk=chunk, metadata=metadata) -> cst.Module:
+            for instance in instances:
+                instance.metadata = metadata
+                instance.changed = False
+            together = _Together(instances)
+            try:
+                return module.visit(together)
+            except RecursionError:
+                raise
+            except Exception as error:  # a bug in a pass: name it, write nothing
+                raise RewriteError(
+                    f"pass {type(together.current).__name__} failed:"
+                    f" {type(error).__name__}: {error} (lines {chunk.start}-{chunk.end})"
+                ) from error
+
+        # Sites inside f-strings that cannot be fixed validly are reported instead.
+        new_module = fstrings.rewrite_chunk(module, traverse, context, metadata, text)
+        if context.needs_device:
+            device_uses.append(chunk)
         context.needs_device |= used_device
         if not any(i.changed for i in instances):
             continue
@@ -203,10 +210,19 @@ def rewrite_source(
             original, text, new_text, chunk.indent
         )
         local_maps[(chunk.start, chunk.end)] = line_map(text, new_text)
+    if reuse_device and not binding.bound_before_uses(tree, context, device_uses):
+        return rewrite_source(
+            source,
+            options,
+            format_mode=format_mode,
+            passes=passes,
+            positions=positions,
+            reuse_device=False,
+        )
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    added = binding.insertions(tree, lines, context, first_device_use, newline)
+    added = imports.insertions(tree, lines, context, device_uses, newline)
     code, mapping = _assemble(lines, outputs, local_maps, added)
-    code = _remove_unused_imports(code, context, mapping)
+    code = imports.remove_unused(code, context, mapping)
     diagnostics = sorted(context.diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != source:
         try:
@@ -214,74 +230,16 @@ def rewrite_source(
         except (SyntaxError, ValueError) as error:
             names = ", ".join(p.__name__ for p in active)
             raise RewriteError(
-                f"rewrite produced invalid Python ({_syntax_message(error)}); passes: {names}"
+                f"rewrite produced invalid Python ({_syntax_message(error, mapping)}); passes: {names}"
             )
         if positions == "output":
             diagnostics = [
                 replace(d, line=mapping.get(d.line, d.line)) for d in diagnostics
             ]
-    return Rewrite(source, code, diagnostics)
-
-
-def _remove_unused_imports(
-    code: str, context: FileContext, mapping: Dict[int, int]
-) -> str:
-    """The imports passes scheduled (``Pass.remove_unused_import``), if nothing
-    references them any more. This needs the whole module and a scope analysis, so
-    it runs only in the few files where a pass asked."""
-    if not context.unused_imports:
-        return code
-    try:
-        module = cst.parse_module(code)
-    except cst.ParserSyntaxError:
-        return code  # reported by the validity check that follows
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import RemoveImportsVisitor
-
-    # Lines were recorded in the input; the binding may have moved them since.
-    lines = {mapping.get(line, line) for line, *_ in context.unused_imports if line}
-    anywhere = any(line is None for line, *_ in context.unused_imports)
-
-    class Remover(RemoveImportsVisitor):
-        """Only the import statements passes named (by line), never a user's other
-        unused imports of the same name."""
-
-        METADATA_DEPENDENCIES = (
-            *RemoveImportsVisitor.METADATA_DEPENDENCIES,
-            PositionProvider,
+        diagnostics = imports.with_binding_reports(
+            diagnostics, code, context, mapping, positions, device_uses
         )
-
-        def _named(self, node: cst.CSTNode) -> bool:
-            if anywhere:
-                return True
-            return self.get_metadata(PositionProvider, node).start.line in lines
-
-        def leave_Import(self, original_node, updated_node):
-            if not self._named(original_node):
-                return updated_node
-            return super().leave_Import(original_node, updated_node)
-
-        def leave_ImportFrom(self, original_node, updated_node):
-            if not self._named(original_node):
-                return updated_node
-            return super().leave_ImportFrom(original_node, updated_node)
-
-        def leave_IndentedBlock(self, original_node, updated_node):
-            # A block that lost its first statement must not start with a blank line.
-            body = updated_node.body
-            if 0 < len(body) < len(original_node.body) and not body[0].deep_equals(
-                original_node.body[0]
-            ):
-                lines = list(body[0].leading_lines)
-                while lines and lines[0].comment is None:
-                    lines.pop(0)
-                body = [body[0].with_changes(leading_lines=lines), *body[1:]]
-            return updated_node.with_changes(body=body)
-
-    removals = [
-        (module, obj, asname) for _, module, obj, asname in context.unused_imports
-    ]
-    return Remover(CodemodContext(), removals).transform_module(module).code
+    return Rewrite(source, code, diagnostics)
 
 
 def _parsed(found: List[chunks.Chunk], lines: Sequence[str]):
@@ -466,7 +424,10 @@ def _formatting_is_safe(code: str, formatted: str) -> bool:
         return False
 
 
-def _syntax_message(error: Exception) -> str:
+def _syntax_message(error: Exception, mapping: Dict[int, int]) -> str:
+    """The error, at the line of the input it comes from (the user has no other)."""
     if isinstance(error, SyntaxError):
-        return f"{error.msg} (line {error.lineno}, column {error.offset})"
+        written = error.lineno or 0
+        line = max((n for n, out in mapping.items() if out <= written), default=1)
+        return f"{error.msg} (from line {line} of the input)"
     return str(error)

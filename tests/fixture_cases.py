@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 from typing import List
 
@@ -67,14 +66,14 @@ def options_of(source: str) -> Options:
     return Options(**values)
 
 
-def run_on_cpu(script: Path, cwd: Path, timeout: float = 300):
-    """Run a program with this interpreter's torch, CUDA hidden, in ``cwd``."""
+def run_program(python: str, path: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """Run a fixture program as CI does: on the CPU, with a fixed hash seed."""
     env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
     return subprocess.run(
-        [sys.executable, str(script)],
+        [python, str(path)],
         cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=300,
     )

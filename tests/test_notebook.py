@@ -170,7 +170,7 @@ def test_names_resolve_across_cells():
         ["import torch as th\n"], ["x = th.ones(2).cuda()\n", "y = x.is_cuda"]
     )
     out = sources_of(rewrite(data).output)
-    assert out[0].startswith("import torch as th\n\nDEVICE = (\n    th.accelerator")
+    assert out[0].startswith("import torch as th\n\nDEVICE = th.accelerator")
     assert (
         out[1] == 'x = th.ones(2).to(DEVICE)\ny = x.device.type == DEVICE.type != "cpu"'
     )

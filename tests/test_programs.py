@@ -43,9 +43,6 @@ RUNS_ON_CPU_FAILS: Dict[str, str] = {
     "LOCAL_RANK (issue 12 item 4)",
     "default_tensor_type_llama": "TP313 line 11 (reported): "
     "torch.set_default_tensor_type(torch.cuda.HalfTensor) is left",
-    "fstring_cuda_report": "internal error: TP202 `.is_cuda` inside a double-quoted "
-    'f-string is rewritten with "cpu" quotes (invalid before Python 3.12); the file '
-    "is left untouched",
     "legacy_tensor_types": "TP313 line 10 (reported): x.type(torch.cuda.FloatTensor) "
     "is left",
     "nvtx_annotated_loop": "TP902 line 17 (reported): torch.cuda.nvtx.range_push and "
@@ -57,9 +54,7 @@ RUNS_ON_CPU_FAILS: Dict[str, str] = {
     "AttributeError on CPU ('Stream' object has no attribute 'synchronize')",
 }
 # name -> the internal error torchport hits on it today (the file is left untouched).
-INTERNAL_ERRORS: Dict[str, str] = {
-    "fstring_cuda_report": RUNS_ON_CPU_FAILS["fstring_cuda_report"],
-}
+INTERNAL_ERRORS: Dict[str, str] = {}
 # style golden -> what today's output gets wrong compared with the reviewed after file.
 STYLE_NOT_YET: Dict[str, str] = {
     "style/cleanup_guards": "issue 12 items 6 and 7: inside `if args.cuda:` and "

@@ -1,0 +1,118 @@
+"""The import owner: the device-import setting, and where torch and the binding go."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from codemod.config import ConfigError, read_table
+from codemod.imports import DeviceImport
+from codemod.options import Options
+from codemod.transform import rewrite_source
+from tests.fixture_cases import FIXTURES
+
+
+@pytest.mark.parametrize(
+    "statement, expected",
+    [
+        ("from myproj.runtime import DEVICE", DeviceImport("myproj.runtime", "DEVICE")),
+        (" from a import dev as D ", DeviceImport("a", "dev", "D")),
+    ],
+)
+def test_device_import_parsed(statement, expected):
+    assert DeviceImport.parse(statement) == expected
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import myproj",
+        "from .runtime import DEVICE",
+        "from a import *",
+        "from a import b, c",
+        "from a import b; x = 1",
+        "from a. import b",
+        "from a import (",
+    ],
+)
+def test_device_import_rejected_alike_by_config_and_rewrite(statement, tmp_path):
+    with pytest.raises(ValueError):
+        DeviceImport.parse(statement)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f"[tool.torchport]\ndevice-import = {statement!r}\n")
+    with pytest.raises(ConfigError, match="device-import"):
+        read_table(pyproject)
+
+
+def test_optional_torch_module_still_imports_without_torch(tmp_path):
+    after = FIXTURES / "binding" / "optional_torch.after.py"
+    blocked = (
+        "import sys, runpy; sys.modules['torch'] = None; runpy.run_path(sys.argv[1])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", blocked, str(after)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_binding_never_goes_above_the_optional_import():
+    source = (
+        "try:\n"
+        "    import torch\n"
+        "except ImportError:\n"
+        "    torch = None\n"
+        "x = torch.ones(1).cuda() if torch else None\n"
+    )
+    code = rewrite_source(source, Options()).code
+    assert code.startswith("try:\n    import torch\n    DEVICE = (")
+    assert code.count("import torch") == 1
+
+
+def test_lazy_import_used_outside_its_function_gets_a_module_binding():
+    # The use in helper() is not preceded by an import of torch in its function:
+    # a binding local to main() would not reach it.
+    source = (
+        "def main():\n"
+        "    import torch\n"
+        "    return torch.ones(1)\n"
+        "\n"
+        "\n"
+        "def helper(x):\n"
+        "    return x.cuda()\n"
+    )
+    code = rewrite_source(source, Options()).code
+    assert code.startswith("import torch\n")
+    assert code.index("DEVICE = (") < code.index("def main")
+    compile(code, "<rewritten>", "exec")
+
+
+def test_second_run_reuses_a_binding_written_in_a_function():
+    before = (FIXTURES / "binding" / "lazy_torch_import.before.py").read_text()
+    once = rewrite_source(before, Options()).code
+    extended = (
+        once + "\n\ndef more():\n    import torch\n\n    return torch.ones(1).cuda()\n"
+    )
+    twice = rewrite_source(extended, Options()).code
+    assert twice.count("DEVICE = (") == 3
+    assert "ACCELERATOR_DEVICE" not in twice
+
+
+def test_a_binding_assigned_after_a_use_is_not_reused():
+    source = (
+        "import torch\n"
+        "\n"
+        "x = torch.ones(1).cuda()\n"
+        "DEVICE = (\n"
+        "    torch.accelerator.current_accelerator(check_available=True)"
+        ' or torch.device("cpu")\n'
+        ")\n"
+    )
+    code = rewrite_source(source, Options()).code
+    assert "x = torch.ones(1).to(ACCELERATOR_DEVICE)\n" in code
+    assert code.index("ACCELERATOR_DEVICE = ") < code.index("x = ")
+    exec(compile(code, "<rewritten>", "exec"), {})

@@ -1,0 +1,52 @@
+"""Targets below torch.accelerator (2.6): nothing emitted needs a newer torch.
+
+CI also runs ``scripts/old_torch_fixtures.py`` in a second environment with an old
+torch, which executes these fixtures there; this is the static half, on every run."""
+
+from __future__ import annotations
+
+import pytest
+
+from codemod.options import Options
+from codemod.transform import rewrite_source
+from scripts.old_torch_fixtures import old_target_fixtures, too_new
+from tests.fixture_cases import FIXTURES, after_of, case_id, options_of
+
+OLD = old_target_fixtures((2, 6))
+
+
+def test_there_are_fixtures_for_old_targets():
+    assert {options_of(p.read_text()).target_torch for p in OLD} >= {(2, 2), (2, 4)}
+
+
+@pytest.mark.parametrize("before", OLD, ids=case_id)
+def test_after_names_nothing_newer_than_its_target(before):
+    code = after_of(before).read_text(encoding="utf-8")
+    assert too_new(code, options_of(code).target_torch) == []
+
+
+def test_the_check_sees_an_accelerator_binding():
+    source = "import torch\nx = torch.ones(1).cuda()\n"
+    emitted = rewrite_source(source, Options(target_torch=(2, 7))).code
+    assert too_new(emitted, (2, 4)) == [r"(^|\.)accelerator(\.|$) needs torch >= 2.6"]
+
+
+@pytest.mark.parametrize("target", [(2, 0), (2, 4), (2, 5)])
+def test_binding_below_2_6_is_the_cuda_programs_own_device(target):
+    # DDP's device_ids fix needs the device even where torch.accelerator is missing.
+    source = (FIXTURES / "binding" / "target_2_4_ddp.before.py").read_text()
+    code = rewrite_source(source, Options(target_torch=target)).code
+    binding = 'DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")'
+    assert binding in code
+    assert 'device_ids=[0] if DEVICE.type != "cpu" else None' in code
+    assert too_new(code, target) == []
+
+
+@pytest.mark.parametrize("positions, line", [("output", 12), ("input", 15)])
+def test_the_cuda_only_binding_is_reported(positions, line):
+    # Written at line 12 of the output; in the input it is needed from line 15 on.
+    source = (FIXTURES / "binding" / "target_2_4_ddp.before.py").read_text()
+    result = rewrite_source(source, Options(target_torch=(2, 4)), positions=positions)
+    (report,) = [d for d in result.diagnostics if d.code == "TP103"]
+    assert (report.line, report.applied) == (line, False)
+    assert "picks only CUDA" in report.message
