@@ -101,11 +101,74 @@ def formatting_is_safe(code: str, formatted: str) -> bool:
     """Black may change layout, never meaning, and libcst must read its result back
     (it fails to on some lines black re-indented from tabs)."""
     try:
-        if ast.dump(ast.parse(code)) != ast.dump(ast.parse(formatted)):
-            return False
-        return cst.parse_module(formatted).code == formatted
-    except (SyntaxError, ValueError, cst.ParserSyntaxError):
+        before, after = ast.parse(code), ast.parse(formatted)
+    except (SyntaxError, ValueError):
         return False
+    if not _same_statements(
+        before.body, split_lines(code), after.body, split_lines(formatted)
+    ):
+        return False
+    try:
+        return cst.parse_module(formatted).code == formatted
+    except cst.ParserSyntaxError:
+        return False
+
+
+def _same_statements(xs, x_lines, ys, y_lines) -> bool:
+    """The two statement lists mean the same (``ast.dump`` equal). A statement whose
+    lines are the same text on both sides is the same; only the others are compared
+    node by node, so a formatted line in a long function costs that line."""
+    if len(xs) != len(ys):
+        return False
+    for x, y in zip(xs, ys):
+        if type(x) is not type(y):
+            return False
+        if _text(x, x_lines) == _text(y, y_lines) and x.col_offset == y.col_offset:
+            continue
+        for (name, a), (_, b) in zip(ast.iter_fields(x), ast.iter_fields(y)):
+            if _is_block(a) or _is_block(b):
+                if not (_is_block(a) and _is_block(b)):
+                    return False
+                if not _same_blocks(a, x_lines, b, y_lines):
+                    return False
+            elif _dump(a) != _dump(b):
+                return False
+    return True
+
+
+def _same_blocks(xs, x_lines, ys, y_lines) -> bool:
+    """Statement lists, or handler / case lists (each with a body of statements)."""
+    if not xs or isinstance(xs[0], ast.stmt):
+        return _same_statements(xs, x_lines, ys, y_lines)
+    if len(xs) != len(ys):
+        return False
+    for x, y in zip(xs, ys):
+        for (name, a), (_, b) in zip(ast.iter_fields(x), ast.iter_fields(y)):
+            if name == "body":
+                if not _same_statements(a, x_lines, b, y_lines):
+                    return False
+            elif _dump(a) != _dump(b):
+                return False
+    return True
+
+
+def _is_block(value) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and isinstance(value[0], (ast.stmt, ast.excepthandler, ast.match_case))
+    )
+
+
+def _dump(value) -> str:
+    if isinstance(value, list):
+        return repr([_dump(v) for v in value])
+    return ast.dump(value) if isinstance(value, ast.AST) else repr(value)
+
+
+def _text(stmt: ast.stmt, lines) -> str:
+    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+    return "".join(lines[first - 1 : stmt.end_lineno])
 
 
 def check_valid(code: str, names: str) -> None:
