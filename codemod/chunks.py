@@ -45,9 +45,13 @@ class Chunk:
         return "".join(out)
 
 
+def first_line(stmt: ast.stmt) -> int:
+    """The statement's first line, its decorators included."""
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+
+
 def _span(stmt: ast.stmt) -> Span:
-    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
-    return first, stmt.end_lineno or stmt.lineno
+    return first_line(stmt), stmt.end_lineno or stmt.lineno
 
 
 def _groups(body: Sequence[ast.stmt]) -> List[Tuple[Span, List[ast.stmt]]]:

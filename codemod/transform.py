@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -143,14 +143,20 @@ def rewrite_source(
             pieces = [(chunk, text, new_text)]
         else:
             pieces = []
-            found_pieces = _pieces(chunk, text, new_text, new_module, lines)
-            for piece, old, new, built in found_pieces:
-                check_built(built, new, instances, context)
+            found_pieces = _pieces(
+                chunk, (text, new_text), (module, new_module), together, lines
+            )
+            for piece, old, new, built, stub in found_pieces:
+                check_built(built, new + stub, instances, context)
                 if format_mode is not None:
                     mode = _narrower(format_mode, piece.indent)
-                    formatted = format_changed(old, new, mode)
-                    if formatted != new and formatting_is_safe(new, formatted):
-                        new = formatted
+                    formatted = format_changed(old + stub, new + stub, mode)
+                    if (
+                        formatted != new + stub
+                        and formatted.endswith(stub)
+                        and formatting_is_safe(new + stub, formatted)
+                    ):
+                        new = formatted[: len(formatted) - len(stub)]
                 pieces.append((piece, old, new))
         for piece, old, new in pieces:
             span = (piece.start, piece.end)
@@ -173,16 +179,22 @@ def rewrite_source(
 
 def _pieces(
     chunk: chunks.Chunk,
-    text: str,
-    new_text: str,
-    built: cst.Module,
+    texts: Tuple[str, str],
+    modules: Tuple[cst.Module, cst.Module],
+    together: Together,
     lines: Sequence[str],
-) -> List[Tuple[chunks.Chunk, str, str, Sequence[cst.CSTNode]]]:
-    """The changed statements of a rewritten chunk, each with its old and new text and
-    the nodes the passes built for it: checking and formatting a three-line change
-    in a 1,500-line function costs three lines. The whole chunk is one piece when the
-    rewrite moved lines or the statements cannot be told apart."""
-    whole = [(chunk, text, new_text, built.body)]
+) -> List[Tuple[chunks.Chunk, str, str, Sequence[cst.CSTNode], str]]:
+    """The changed statements of a rewritten chunk, each with its old and new text,
+    the nodes the passes built for it and a stub body ("" if none): checking and
+    formatting a three-line change in a 1,500-line function costs three lines.
+
+    A ``def``, ``class``, ``with`` or ``for`` whose header changed is two pieces or
+    more: its header, checked and formatted with ``pass`` as its body, and the changed
+    statements of its body. The whole chunk is one piece when the rewrite moved
+    lines or the statements cannot be told apart.
+    """
+    (text, new_text), (module, built) = texts, modules  # as parsed, as rewritten
+    whole = [(chunk, text, new_text, built.body, "")]
     old_lines, new_lines = split_lines(text), split_lines(new_text)
     if len(old_lines) != len(new_lines) or not chunk.statements:
         return whole
@@ -191,14 +203,14 @@ def _pieces(
         for offset, (a, b) in enumerate(zip(old_lines, new_lines))
         if a != b
     }
-    narrowed = chunks.narrow(chunk, changed, lines)
-    if not narrowed or narrowed == [chunk]:
+    narrowed = _narrowed(chunk.statements, chunk.top, changed, lines)
+    if not narrowed or narrowed == [(chunk, "")]:
         return whole
-    nodes = statement_nodes(built, chunk.statements)
+    nodes = statement_nodes(module, chunk.statements)
     if nodes is None:
         return whole
     pieces = []
-    for piece in narrowed:
+    for piece, stub in narrowed:
         if not piece.indent.startswith(chunk.indent):
             return whole
         relative = chunks.Chunk(
@@ -208,11 +220,67 @@ def _pieces(
             piece.top,
         )
         old, new = piece.dedented(lines), relative.dedented(new_lines)
-        built_here = list(dict.fromkeys(nodes[id(s)] for s in piece.statements))
         if old is None or new is None:
             return whole
-        pieces.append((piece, old, new, built_here))
+        originals = dict.fromkeys(nodes[id(s)] for s in piece.statements)
+        built_here = [together.built.get(node, node) for node in originals]
+        if stub:
+            body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Pass()])])
+            built_here = [node.with_changes(body=body) for node in built_here]
+        pieces.append((piece, old, new, built_here, stub))
     return pieces
+
+
+# Statements with one body after their header: a changed header is checked alone.
+_ONE_BODY = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.With,
+    ast.AsyncWith,
+    ast.For,
+    ast.AsyncFor,
+)
+
+
+def _narrowed(
+    statements: Sequence[ast.stmt],
+    top: chunks.Span,
+    changed: Set[int],
+    lines: Sequence[str],
+) -> List[Tuple[chunks.Chunk, str]]:
+    """The smallest statements holding the ``changed`` lines, each with its stub body
+    ("" for a whole statement); empty when a changed line is in none of them."""
+    pseudo = chunks.Chunk(0, 0, "", top, list(statements))
+    found = chunks.narrow(pseudo, changed, lines)
+    out: List[Tuple[chunks.Chunk, str]] = []
+    for piece in found:
+        stmt = piece.statements[0] if len(piece.statements) == 1 else None
+        if not isinstance(stmt, _ONE_BODY) or getattr(stmt, "orelse", None):
+            out.append((piece, ""))
+            continue
+        body_start = chunks.first_line(stmt.body[0])
+        body_line = lines[body_start - 1]
+        body_indent = body_line[: stmt.body[0].col_offset]
+        if (
+            body_start <= piece.start
+            or body_indent.strip()
+            or not body_indent.startswith(piece.indent)
+            or len(body_indent) <= len(piece.indent)
+        ):
+            out.append((piece, ""))  # the body shares the header's line
+            continue
+        newline = "\r\n" if body_line.endswith("\r\n") else "\n"
+        stub = body_indent[len(piece.indent) :] + "pass" + newline
+        header = chunks.Chunk(piece.start, body_start - 1, piece.indent, top, [stmt])
+        out.append((header, stub))
+        inner = {line for line in changed if body_start <= line <= piece.end}
+        if inner:
+            nested = _narrowed(stmt.body, top, inner, lines)
+            if not nested:
+                return []
+            out.extend(nested)
+    return out
 
 
 def _remove_unused_imports(

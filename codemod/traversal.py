@@ -45,6 +45,8 @@ class Together(cst.CSTTransformer):
         # call them only for passes that define some.
         self.hooked = [i for i, p in enumerate(passes) if _has_attribute_hooks(type(p))]
         self.current: Optional[Pass] = None  # the pass running, to name it on a crash
+        # Each statement visited -> what the passes made of it.
+        self.built: Dict[cst.CSTNode, cst.CSTNode] = {}
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if node in self.outside:
@@ -68,6 +70,8 @@ class Together(cst.CSTTransformer):
                 continue
             self.current = p
             updated_node = p.on_leave(original_node, updated_node)
+        if isinstance(original_node, cst.BaseStatement):
+            self.built[original_node] = updated_node
         return updated_node
 
     def on_visit_attribute(self, node, attribute) -> None:
