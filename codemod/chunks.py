@@ -11,7 +11,7 @@ the way back; lines the rewrite did not change are copied from the original.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Set, Tuple
 
 from codemod.lines import split_lines
@@ -26,6 +26,9 @@ class Chunk:
     end: int
     indent: str  # removed from every line before parsing
     top: Span  # the enclosing top-level statement(s), to fall back to
+    # The ``ast`` statements the chunk is made of (codemod.traversal skips those of
+    # their nested statements that hold no hit).
+    statements: List[ast.stmt] = field(default_factory=list, compare=False)
 
     def dedented(self, lines: Sequence[str]) -> Optional[str]:
         """The chunk's text without its indentation, or None when a line (say, in a
@@ -42,9 +45,13 @@ class Chunk:
         return "".join(out)
 
 
+def first_line(stmt: ast.stmt) -> int:
+    """The statement's first line, its decorators included."""
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+
+
 def _span(stmt: ast.stmt) -> Span:
-    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
-    return first, stmt.end_lineno or stmt.lineno
+    return first_line(stmt), stmt.end_lineno or stmt.lineno
 
 
 def _groups(body: Sequence[ast.stmt]) -> List[Tuple[Span, List[ast.stmt]]]:
@@ -94,7 +101,26 @@ def select(
 ) -> List[Chunk]:
     """The chunks covering every line in ``hits``, in file order; a line in
     ``whole`` makes its whole top-level statement one chunk."""
-    hits = set(hits) | set(whole)
+    return _select(tree.body, set(hits) | set(whole), lines, whole, None)
+
+
+def narrow(chunk: Chunk, changed: Set[int], lines: Sequence[str]) -> List[Chunk]:
+    """The smallest statements of ``chunk`` that hold every line in ``changed``: a
+    rewrite is checked, formatted and spliced statement by statement, not as the
+    whole function whose header put it in one chunk. Empty when some line of
+    ``changed`` is in none of them."""
+    found = _select(chunk.statements, changed, lines, frozenset(), chunk.top)
+    covered = {line for c in found for line in range(c.start, c.end + 1)}
+    return found if changed <= covered else []
+
+
+def _select(
+    body: Sequence[ast.stmt],
+    hits: Set[int],
+    lines: Sequence[str],
+    whole: Set[int],
+    top: Optional[Span],
+) -> List[Chunk]:
     chunks: List[Chunk] = []
 
     def walk(body: Sequence[ast.stmt], top: Optional[Span]) -> None:
@@ -113,11 +139,17 @@ def select(
                 continue
             line = lines[span[0] - 1]
             indent = line[: len(line) - len(line.lstrip(" \t"))]
-            chunks.append(Chunk(span[0], span[1], indent, enclosing))
+            chunks.append(Chunk(span[0], span[1], indent, enclosing, members))
 
-    walk(tree.body, None)
+    walk(body, top)
     chunks.sort(key=lambda c: c.start)
     return chunks
+
+
+def top_level(tree: ast.Module, span: Span) -> Chunk:
+    """The chunk of the top-level statements within ``span``."""
+    members = [s for s in tree.body if span[0] <= _span(s)[0] <= span[1]]
+    return Chunk(span[0], span[1], "", span, members)
 
 
 def _span_range(stmt: ast.stmt) -> Tuple[int, int]:

@@ -2,9 +2,11 @@
 
 1. CPython's ``ast`` parses the file, resolves its imports and finds the chunks:
    the statements whose lines can hold a site (``codemod.chunks``).
-2. Each chunk is parsed with libcst and visited once by every active pass together.
-3. Changed chunks are formatted with black (changed lines only) and spliced back;
-   the device binding and ``import torch`` are added where needed.
+2. Each chunk is parsed with libcst and visited once by every active pass together,
+   skipping the statements in it that hold no hit (``codemod.traversal``).
+3. Changed chunks are checked (``codemod.checks``), formatted with black (changed
+   lines only) and spliced back; the device binding and ``import torch`` are added
+   where needed.
 4. The result must parse, or nothing is written.
 """
 
@@ -13,30 +15,30 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from codemod.lines import split_lines
 from codemod import binding, chunks, fstrings, grammar, imports
+from codemod.checks import (  # noqa: F401  (RoundTripError: raised for callers)
+    RewriteError,
+    RoundTripError,
+    check_built,
+    check_reproduced,
+    check_valid,
+    formatting_is_safe,
+)
 from codemod.diagnostics import Diagnostic
 from codemod.formatting import format_changed, line_map
 from codemod.names import ModuleFacts
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
-
-
-class RewriteError(Exception):
-    """The rewrite produced something torchport will not write."""
+from codemod.traversal import LazyMetadata, Together, outside, statement_nodes
 
 
 class ParseError(SyntaxError):
     """The input is not valid Python (for libcst, although CPython took it)."""
-
-
-class RoundTripError(RewriteError):
-    """libcst does not give back the input byte for byte: nothing can be rewritten."""
 
 
 @dataclass
@@ -48,60 +50,6 @@ class Rewrite:
     @property
     def changed(self) -> bool:
         return self.code != self.source
-
-
-class _Together(cst.CSTTransformer):
-    """Runs several passes in one traversal, with each pass seeing what it would see
-    alone: at each node the passes run in order, each given the node as the previous
-    one left it (once a pass replaces a node by one of another type, the passes after
-    it leave that node alone), and a pass whose visit returns False skips the node's
-    children on its own."""
-
-    def __init__(self, passes: Sequence[Pass]) -> None:
-        super().__init__()
-        self.passes = passes
-        self.skipping: Dict[int, cst.CSTNode] = {}  # pass index -> node it skips under
-        # Attribute hooks (visit_FunctionDef_body, ...) cost a third of the traversal:
-        # call them only for passes that define some.
-        self.hooked = [i for i, p in enumerate(passes) if _has_attribute_hooks(type(p))]
-        self.current: Optional[Pass] = None  # the pass running, to name it on a crash
-
-    def _active(self) -> List[int]:
-        return [i for i in range(len(self.passes)) if i not in self.skipping]
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        for i in self._active():
-            self.current = self.passes[i]
-            if self.passes[i].on_visit(node) is False:
-                self.skipping[i] = node
-        return True
-
-    def on_leave(self, original_node, updated_node):
-        for i, p in enumerate(self.passes):
-            if self.skipping.get(i, original_node) is not original_node:
-                continue  # inside a node this pass skips
-            self.skipping.pop(i, None)
-            if type(updated_node) is not type(original_node):
-                continue
-            self.current = p
-            updated_node = p.on_leave(original_node, updated_node)
-        return updated_node
-
-    def on_visit_attribute(self, node, attribute) -> None:
-        for i in self.hooked:
-            if i not in self.skipping:
-                self.passes[i].on_visit_attribute(node, attribute)
-
-    def on_leave_attribute(self, original_node, attribute) -> None:
-        for i in self.hooked:
-            if i not in self.skipping:
-                self.passes[i].on_leave_attribute(original_node, attribute)
-
-
-def _has_attribute_hooks(cls: type) -> bool:
-    return any(
-        re.match(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z]", name) for name in dir(cls)
-    )
 
 
 def _hit_lines(lines: Sequence[str], passes: Sequence[Type[Pass]], facts: ModuleFacts):
@@ -155,23 +103,29 @@ def rewrite_source(
     if context_words:  # sites a pass must see with their whole top-level statement
         pattern = re.compile("|".join(context_words))
         whole = {n for n, line in enumerate(lines, start=1) if pattern.search(line)}
-    found = chunks.select(tree, _hit_lines(lines, active, facts), lines, whole)
+    hits = _hit_lines(lines, active, facts) | whole
+    found = chunks.select(tree, hits, lines, whole)
     instances = [p(context) for p in active]
     outputs: Dict[Tuple[int, int], List[str]] = {}
     local_maps: Dict[Tuple[int, int], List[int]] = {}
     device_uses: List[chunks.Chunk] = []  # chunks whose rewrite reads the device
-    for chunk, text, module in _parsed(found, lines):
-        metadata = _LazyMetadata(module)
+    for chunk, text, module in _parsed(found, lines, tree):
+        metadata = LazyMetadata(module)
         context.line_offset = chunk.start - 1
         context.col_offset = len(chunk.indent)
         used_device = context.needs_device
         context.needs_device = False
+        skipped = outside(module, chunk.statements, hits)
+        last: List[Together] = []  # the traversal whose result is kept
 
-        def traverse(module=module, chunk=chunk, metadata=metadata) -> cst.Module:
+        def traverse(
+            module=module, chunk=chunk, metadata=metadata, skipped=skipped, last=last
+        ) -> cst.Module:
             for instance in instances:
                 instance.metadata = metadata
                 instance.changed = False
-            together = _Together(instances)
+            together = Together(instances, skipped)
+            last[:] = [together]
             try:
                 return module.visit(together)
             except RecursionError:
@@ -184,6 +138,7 @@ def rewrite_source(
 
         # Sites inside f-strings that cannot be fixed validly are reported instead.
         new_module = fstrings.rewrite_chunk(module, traverse, context, metadata, text)
+        together = last[0]
         if context.needs_device:
             device_uses.append(chunk)
         context.needs_device |= used_device
@@ -197,19 +152,29 @@ def rewrite_source(
             new_text = binding.binding_statement(
                 context, new_module.default_newline, comment
             )
+            pieces = [(chunk, text, new_text)]
         else:
-            _check_built(new_module, new_text, instances, context)
-            if format_mode is not None:
-                formatted = format_changed(
-                    text, new_text, _narrower(format_mode, chunk.indent)
-                )
-                if formatted != new_text and _formatting_is_safe(new_text, formatted):
-                    new_text = formatted
-        original = lines[chunk.start - 1 : chunk.end]
-        outputs[(chunk.start, chunk.end)] = chunks.splice(
-            original, text, new_text, chunk.indent
-        )
-        local_maps[(chunk.start, chunk.end)] = line_map(text, new_text)
+            pieces = []
+            found_pieces = _pieces(
+                chunk, (text, new_text), (module, new_module), together, lines
+            )
+            for piece, old, new, built, stub in found_pieces:
+                check_built(built, new + stub, instances, context)
+                if format_mode is not None:
+                    mode = _narrower(format_mode, piece.indent)
+                    formatted = format_changed(old + stub, new + stub, mode)
+                    if (
+                        formatted != new + stub
+                        and formatted.endswith(stub)
+                        and formatting_is_safe(new + stub, formatted)
+                    ):
+                        new = formatted[: len(formatted) - len(stub)]
+                pieces.append((piece, old, new))
+        for piece, old, new in pieces:
+            span = (piece.start, piece.end)
+            original = lines[piece.start - 1 : piece.end]
+            outputs[span] = chunks.splice(original, old, new, piece.indent)
+            local_maps[span] = line_map(old, new)
     if reuse_device and not binding.bound_before_uses(tree, context, device_uses):
         return rewrite_source(
             source,
@@ -225,13 +190,7 @@ def rewrite_source(
     code = imports.remove_unused(code, context, mapping)
     diagnostics = sorted(context.diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != source:
-        try:
-            grammar.parse(code)
-        except (SyntaxError, ValueError) as error:
-            names = ", ".join(p.__name__ for p in active)
-            raise RewriteError(
-                f"rewrite produced invalid Python ({_syntax_message(error, mapping)}); passes: {names}"
-            )
+        check_valid(code, ", ".join(p.__name__ for p in active), mapping)
         if positions == "output":
             diagnostics = [
                 replace(d, line=mapping.get(d.line, d.line)) for d in diagnostics
@@ -242,7 +201,113 @@ def rewrite_source(
     return Rewrite(source, code, diagnostics)
 
 
-def _parsed(found: List[chunks.Chunk], lines: Sequence[str]):
+def _pieces(
+    chunk: chunks.Chunk,
+    texts: Tuple[str, str],
+    modules: Tuple[cst.Module, cst.Module],
+    together: Together,
+    lines: Sequence[str],
+) -> List[Tuple[chunks.Chunk, str, str, Sequence[cst.CSTNode], str]]:
+    """The changed statements of a rewritten chunk, each with its old and new text,
+    the nodes the passes built for it and a stub body ("" if none): checking and
+    formatting a three-line change in a 1,500-line function costs three lines.
+
+    A ``def``, ``class``, ``with`` or ``for`` whose header changed is two pieces or
+    more: its header, checked and formatted with ``pass`` as its body, and the changed
+    statements of its body. The whole chunk is one piece when the rewrite moved
+    lines or the statements cannot be told apart.
+    """
+    (text, new_text), (module, built) = texts, modules  # as parsed, as rewritten
+    whole = [(chunk, text, new_text, built.body, "")]
+    old_lines, new_lines = split_lines(text), split_lines(new_text)
+    if len(old_lines) != len(new_lines) or not chunk.statements:
+        return whole
+    changed = {
+        chunk.start + offset
+        for offset, (a, b) in enumerate(zip(old_lines, new_lines))
+        if a != b
+    }
+    narrowed = _narrowed(chunk.statements, chunk.top, changed, lines)
+    if not narrowed or narrowed == [(chunk, "")]:
+        return whole
+    nodes = statement_nodes(module, chunk.statements)
+    if nodes is None:
+        return whole
+    pieces = []
+    for piece, stub in narrowed:
+        if not piece.indent.startswith(chunk.indent):
+            return whole
+        relative = chunks.Chunk(
+            piece.start - chunk.start + 1,
+            piece.end - chunk.start + 1,
+            piece.indent[len(chunk.indent) :],
+            piece.top,
+        )
+        old, new = piece.dedented(lines), relative.dedented(new_lines)
+        if old is None or new is None:
+            return whole
+        originals = dict.fromkeys(nodes[id(s)] for s in piece.statements)
+        built_here = [together.built.get(node, node) for node in originals]
+        if stub:
+            body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Pass()])])
+            built_here = [node.with_changes(body=body) for node in built_here]
+        pieces.append((piece, old, new, built_here, stub))
+    return pieces
+
+
+# Statements with one body after their header: a changed header is checked alone.
+_ONE_BODY = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.With,
+    ast.AsyncWith,
+    ast.For,
+    ast.AsyncFor,
+)
+
+
+def _narrowed(
+    statements: Sequence[ast.stmt],
+    top: chunks.Span,
+    changed: Set[int],
+    lines: Sequence[str],
+) -> List[Tuple[chunks.Chunk, str]]:
+    """The smallest statements holding the ``changed`` lines, each with its stub body
+    ("" for a whole statement); empty when a changed line is in none of them."""
+    pseudo = chunks.Chunk(0, 0, "", top, list(statements))
+    found = chunks.narrow(pseudo, changed, lines)
+    out: List[Tuple[chunks.Chunk, str]] = []
+    for piece in found:
+        stmt = piece.statements[0] if len(piece.statements) == 1 else None
+        if not isinstance(stmt, _ONE_BODY) or getattr(stmt, "orelse", None):
+            out.append((piece, ""))
+            continue
+        body_start = chunks.first_line(stmt.body[0])
+        body_line = lines[body_start - 1]
+        body_indent = body_line[: stmt.body[0].col_offset]
+        if (
+            body_start <= piece.start
+            or body_indent.strip()
+            or not body_indent.startswith(piece.indent)
+            or len(body_indent) <= len(piece.indent)
+        ):
+            out.append((piece, ""))  # the body shares the header's line
+            continue
+        newline = "\r\n" if body_line.endswith("\r\n") else "\n"
+        stub = body_indent[len(piece.indent) :] + "pass" + newline
+        header = chunks.Chunk(piece.start, body_start - 1, piece.indent, top, [stmt])
+        out.append((header, stub))
+        inner = {line for line in changed if body_start <= line <= piece.end}
+        if inner:
+            nested = _narrowed(stmt.body, top, inner, lines)
+            if not nested:
+                return []
+            out.extend(nested)
+    return out
+
+
+def _parsed(found: List[chunks.Chunk], lines: Sequence[str], tree: ast.Module):
     """Each chunk with its dedented text and libcst module. A chunk that cannot be
     dedented or parsed on its own is replaced by its whole top-level statement."""
     parsed = []
@@ -253,16 +318,16 @@ def _parsed(found: List[chunks.Chunk], lines: Sequence[str]):
         if module is None:
             fallback.add(chunk.top)
         else:
-            _check_reproduced(module, text, chunk.start)
+            check_reproduced(module, text, chunk.start)
             parsed.append((chunk, text, module))
     parsed = [item for item in parsed if item[0].top not in fallback]
     for start, end in fallback:
-        chunk = chunks.Chunk(start, end, "", (start, end))
+        chunk = chunks.top_level(tree, (start, end))
         text = chunk.dedented(lines)
         module = _parse(text)
         if module is None:  # ast accepted the file, libcst does not
             raise ParseError(f"libcst cannot parse lines {start}-{end}")
-        _check_reproduced(module, text, start)
+        check_reproduced(module, text, start)
         parsed.append((chunk, text, module))
     return sorted(parsed, key=lambda item: item[0].start)
 
@@ -272,24 +337,6 @@ def _parse(text: str) -> Optional[cst.Module]:
         return cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError):
         return None
-
-
-class _LazyMetadata:
-    """The metadata mapping a pass sees, each provider resolved on first use: most
-    chunks (a comment that mentions CUDA) never report anything, and only a few
-    passes ask for more than positions."""
-
-    def __init__(self, module: cst.Module) -> None:
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.resolved: Dict[type, object] = {}
-
-    def __contains__(self, provider) -> bool:
-        return True
-
-    def __getitem__(self, provider):
-        if provider not in self.resolved:
-            self.resolved[provider] = self.wrapper.resolve(provider)
-        return self.resolved[provider]
 
 
 def _is_binding_chunk(
@@ -344,90 +391,3 @@ def _assemble(lines, outputs, local_maps, added) -> Tuple[str, Dict[int, int]]:
         emit(inserts.get(last, []))
         number = last + 1
     return "".join(out), mapping
-
-
-def _check_reproduced(module: cst.Module, text: str, first_line: int) -> None:
-    """libcst must give back the chunk byte for byte, or nothing can be rewritten
-    (seen with a form feed opening the line after an indented block)."""
-    if module.code == text:
-        return
-    for offset, (a, b) in enumerate(zip(split_lines(text), split_lines(module.code))):
-        if a != b:
-            break
-    else:
-        offset = min(text.count("\n"), module.code.count("\n"))
-    raise RoundTripError(
-        f"libcst does not reproduce line {first_line + offset} of this file exactly"
-    )
-
-
-def _check_built(
-    built: cst.Module, code: str, passes: Sequence[Pass], context: FileContext
-) -> None:
-    """A chunk's new code must parse, round-trip, and parse into the tree the passes
-    built (a node without the parentheses its precedence needs would not)."""
-    problem = None
-    try:
-        reparsed = cst.parse_module(code)
-    except cst.ParserSyntaxError as error:
-        problem = f"produced invalid Python ({' '.join(str(error).split())[:200]})"
-    else:
-        if reparsed.code != code:
-            problem = "produced code that does not round-trip through libcst"
-        elif _shape(built) != _shape(reparsed):
-            problem = (
-                "produced code that parses into a different tree than the one built"
-            )
-    if problem is None:
-        return
-    culprits = ", ".join(type(p).__name__ for p in passes if p.changed)
-    codes = sorted({d.code for d in context.diagnostics if d.applied})
-    raise RewriteError(f"pass {culprits} ({', '.join(codes)}) {problem}")
-
-
-def _shape(tree: cst.CSTNode) -> List[Tuple[int, str]]:
-    """Node types with their depth, leaving out whitespace and punctuation."""
-    shape: List[Tuple[int, str]] = []
-    stack = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        name = type(node).__name__
-        if name in _PUNCTUATION:
-            continue
-        shape.append((depth, name))
-        stack.extend((child, depth + 1) for child in reversed(node.children))
-    return shape
-
-
-_PUNCTUATION = {
-    "SimpleWhitespace",
-    "ParenthesizedWhitespace",
-    "TrailingWhitespace",
-    "EmptyLine",
-    "Newline",
-    "Comment",
-    "Comma",
-    "LeftParen",
-    "RightParen",
-    "Semicolon",
-}
-
-
-def _formatting_is_safe(code: str, formatted: str) -> bool:
-    """Black may change layout, never meaning, and libcst must read its result back
-    (it fails to on some lines black re-indented from tabs)."""
-    try:
-        if ast.dump(ast.parse(code)) != ast.dump(ast.parse(formatted)):
-            return False
-        return cst.parse_module(formatted).code == formatted
-    except (SyntaxError, ValueError, cst.ParserSyntaxError):
-        return False
-
-
-def _syntax_message(error: Exception, mapping: Dict[int, int]) -> str:
-    """The error, at the line of the input it comes from (the user has no other)."""
-    if isinstance(error, SyntaxError):
-        written = error.lineno or 0
-        line = max((n for n, out in mapping.items() if out <= written), default=1)
-        return f"{error.msg} (from line {line} of the input)"
-    return str(error)

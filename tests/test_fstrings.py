@@ -8,7 +8,7 @@ import sys
 import libcst as cst
 import pytest
 
-from codemod import fstrings, transform
+from codemod import checks, fstrings, transform
 from codemod.options import Options
 from codemod.passes.base import Pass
 from tests.fixture_cases import after_of, before_files, case_id
@@ -81,5 +81,5 @@ def test_a_site_that_cannot_be_written_in_its_field_is_reported_alone():
 def test_rollback_message_cites_the_input_line():
     error = SyntaxError("f-string: expecting '}'")
     error.lineno = 9  # in the written text: the binding moved line 3 to line 9
-    message = transform._syntax_message(error, {1: 1, 2: 7, 3: 9, 4: 10})
+    message = checks.syntax_message(error, {1: 1, 2: 7, 3: 9, 4: 10})
     assert message == "f-string: expecting '}' (from line 3 of the input)"

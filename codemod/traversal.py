@@ -1,0 +1,270 @@
+"""One libcst traversal of a chunk by every active pass, visiting only what holds a site.
+
+A chunk is the smallest statement around some lines that can hold a site
+(``codemod.chunks``), but that statement can be a long function whose header mentions
+CUDA. Inside it, ``ast`` already told us every statement's lines: statements whose
+lines hold no hit are skipped whole (their children are never visited), so a
+1,500-line function with three sites costs about three statements, not its 20,000
+nodes. A statement that holds a hit is visited whole, with everything the passes
+need around a site (a call's arguments, an ``if`` and its body).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from codemod.passes.base import Pass
+
+Span = Tuple[int, int]  # first and last line in the file, inclusive
+
+
+class Together(cst.CSTTransformer):
+    """Runs several passes in one traversal, with each pass seeing what it would see
+    alone: at each node the passes run in order, each given the node as the previous
+    one left it (once a pass replaces a node by one of another type, the passes after
+    it leave that node alone), and a pass whose visit returns False skips the node's
+    children on its own.
+
+    ``outside`` holds the statements no pass needs to see (no hit in their lines):
+    none of the passes visits them or anything in them.
+    """
+
+    def __init__(
+        self, passes: Sequence[Pass], outside: Set[cst.CSTNode] = frozenset()
+    ) -> None:
+        super().__init__()
+        self.passes = passes
+        self.outside = outside
+        self.skipping: Dict[int, cst.CSTNode] = {}  # pass index -> node it skips under
+        # Attribute hooks (visit_FunctionDef_body, ...) cost a third of the traversal:
+        # call them only for passes that define some.
+        self.hooked = [i for i, p in enumerate(passes) if _has_attribute_hooks(type(p))]
+        self.current: Optional[Pass] = None  # the pass running, to name it on a crash
+        # Each statement visited -> what the passes made of it.
+        self.built: Dict[cst.CSTNode, cst.CSTNode] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node in self.outside:
+            return False
+        for i, p in enumerate(self.passes):
+            if i in self.skipping:
+                continue
+            self.current = p
+            if p.on_visit(node) is False:
+                self.skipping[i] = node
+        return True
+
+    def on_leave(self, original_node, updated_node):
+        if original_node in self.outside:
+            return updated_node
+        for i, p in enumerate(self.passes):
+            if self.skipping.get(i, original_node) is not original_node:
+                continue  # inside a node this pass skips
+            self.skipping.pop(i, None)
+            if type(updated_node) is not type(original_node):
+                continue
+            self.current = p
+            updated_node = p.on_leave(original_node, updated_node)
+        if isinstance(original_node, cst.BaseStatement):
+            self.built[original_node] = updated_node
+        return updated_node
+
+    def on_visit_attribute(self, node, attribute) -> None:
+        for i in self.hooked:
+            if i not in self.skipping:
+                self.passes[i].on_visit_attribute(node, attribute)
+
+    def on_leave_attribute(self, original_node, attribute) -> None:
+        for i in self.hooked:
+            if i not in self.skipping:
+                self.passes[i].on_leave_attribute(original_node, attribute)
+
+
+def _has_attribute_hooks(cls: type) -> bool:
+    return any(
+        re.match(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z]", name) for name in dir(cls)
+    )
+
+
+class LazyMetadata:
+    """The metadata mapping a pass sees, each provider resolved on first use: most
+    chunks (a comment that mentions CUDA) never report anything, and only a few
+    passes ask for more than positions."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.resolved: Dict[type, object] = {}
+
+    def __contains__(self, provider) -> bool:
+        return True
+
+    def __getitem__(self, provider):
+        if provider not in self.resolved:
+            self.resolved[provider] = self.wrapper.resolve(provider)
+        return self.resolved[provider]
+
+
+# -- which statements hold no hit ------------------------------------------------------
+def outside(
+    module: cst.Module, statements: Sequence[ast.stmt], hits: Set[int]
+) -> Set[cst.CSTNode]:
+    """The statements of ``module`` whose lines hold no line of ``hits``.
+
+    ``statements`` are the ``ast`` statements ``module`` was parsed from (file line
+    numbers). Both trees list statements in the same order, so they are paired one by
+    one; if the pairing does not hold up, nothing is skipped. An ``if`` or ``while``
+    whose condition holds a hit is a guard, judged with everything it guards: nothing
+    in it is skipped.
+    """
+    pairs = list(_pairs(module, statements))
+    if any(node is None for node, _ in pairs):
+        return set()  # the trees disagree: visit everything
+    guards = [_span(group[0]) for _, group in pairs if _is_guard(group, hits)]
+    skipped: Set[cst.CSTNode] = set()
+    for node, group in pairs:
+        first, last = min(_first(s) for s in group), max(_last(s) for s in group)
+        if any(first <= line <= last for line in hits):
+            continue
+        if any(start <= first <= end for start, end in guards):
+            continue
+        skipped.add(node)
+    return skipped
+
+
+def statement_nodes(
+    module: cst.Module, statements: Sequence[ast.stmt]
+) -> Optional[Dict[int, cst.CSTNode]]:
+    """``id()`` of each ``ast`` statement -> the libcst statement that holds it (a line
+    of simple statements holds several); None when the trees do not pair up."""
+    found: Dict[int, cst.CSTNode] = {}
+    for node, group in _pairs(module, statements):
+        if node is None:
+            return None
+        for stmt in group:
+            found[id(stmt)] = node
+    return found
+
+
+def _is_guard(group: Sequence[ast.stmt], hits: Set[int]) -> bool:
+    """An ``if``/``while`` with a hit in its own lines, not in its bodies'."""
+    if len(group) != 1 or not isinstance(group[0], (ast.If, ast.While)):
+        return False
+    first, last = _span(group[0])
+    nested = [_span(s) for body in _ast_bodies(group[0]) for s in body]
+    return any(
+        first <= line <= last and not any(a <= line <= b for a, b in nested)
+        for line in hits
+    )
+
+
+def _pairs(
+    module: cst.Module, statements: Sequence[ast.stmt]
+) -> Iterator[Tuple[Optional[cst.CSTNode], List[ast.stmt]]]:
+    """Each libcst statement with its ``ast`` counterpart(s); a None node when the two
+    trees stop matching."""
+    flat = list(_ast_order(statements))
+    position = 0
+    for node, count in _cst_order(module.body):
+        group = flat[position : position + count]
+        position += count
+        if len(group) != count or not _same_kind(node, group):
+            yield None, []
+            return
+        if node is not None:
+            yield node, group
+    if position != len(flat):
+        yield None, []
+
+
+def _ast_order(statements: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones after their parent, in source order."""
+    for stmt in statements:
+        yield stmt
+        for body in _ast_bodies(stmt):
+            yield from _ast_order(body)
+
+
+def _ast_bodies(stmt: ast.stmt) -> List[List[ast.stmt]]:
+    bodies = [getattr(stmt, "body", [])]
+    bodies += [h.body for h in getattr(stmt, "handlers", [])]
+    bodies += [c.body for c in getattr(stmt, "cases", [])]
+    bodies += [getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+    return [b for b in bodies if isinstance(b, list)]
+
+
+def _cst_order(
+    body: Sequence[cst.CSTNode],
+) -> Iterator[Tuple[Optional[cst.CSTNode], int]]:
+    """(statement, how many ``ast`` statements it stands for), in source order.
+
+    A line of simple statements (``a = 1; b = 2``) is one node for several ``ast``
+    statements; the statements of a one-line body (``if x: a; b``) share the header's
+    line and are not skipped on their own (None).
+    """
+    for node in body:
+        if isinstance(node, cst.SimpleStatementLine):
+            yield node, len(node.body)
+        elif isinstance(node, cst.BaseSmallStatement):
+            yield None, 1
+        else:
+            yield node, 1
+            yield from _cst_nested(node)
+
+
+def _cst_nested(node: cst.CSTNode) -> Iterator[Tuple[Optional[cst.CSTNode], int]]:
+    blocks = [node.body] if hasattr(node, "body") else []  # not Match
+    blocks += [h.body for h in getattr(node, "handlers", ())]
+    blocks += [c.body for c in getattr(node, "cases", ())]
+    orelse = getattr(node, "orelse", None)
+    if isinstance(orelse, cst.If):  # elif: an If of its own in both trees
+        yield orelse, 1
+        yield from _cst_nested(orelse)
+    elif orelse is not None:
+        blocks.append(orelse.body)
+    finalbody = getattr(node, "finalbody", None)
+    if finalbody is not None:
+        blocks.append(finalbody.body)
+    for block in blocks:
+        yield from _cst_order(block.body)
+
+
+# libcst's compound statements with the ast types they stand for.
+_KINDS = {
+    cst.If: (ast.If,),
+    cst.For: (ast.For, ast.AsyncFor),
+    cst.While: (ast.While,),
+    cst.With: (ast.With, ast.AsyncWith),
+    cst.Try: (ast.Try,),
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
+    cst.ClassDef: (ast.ClassDef,),
+    cst.Match: (ast.Match,),
+}
+if hasattr(cst, "TryStar") and hasattr(ast, "TryStar"):
+    _KINDS[cst.TryStar] = (ast.TryStar,)
+
+
+def _same_kind(node: Optional[cst.CSTNode], group: Sequence[ast.stmt]) -> bool:
+    if node is None or isinstance(node, cst.SimpleStatementLine):
+        return not any(isinstance(s, _COMPOUND) for s in group)
+    kinds = _KINDS.get(type(node))
+    return kinds is not None and len(group) == 1 and isinstance(group[0], kinds)
+
+
+_COMPOUND = tuple(kind for kinds in _KINDS.values() for kind in kinds)
+
+
+def _span(stmt: ast.stmt) -> Span:
+    return _first(stmt), _last(stmt)
+
+
+def _first(stmt: ast.stmt) -> int:
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+
+
+def _last(stmt: ast.stmt) -> int:
+    return stmt.end_lineno or stmt.lineno

@@ -1,0 +1,131 @@
+"""Inside a chunk, only the statements that hold a hit are visited, and a rewrite is
+checked and formatted statement by statement."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+import pytest
+
+from codemod import transform
+from codemod.formatting import black_mode
+from codemod.passes.base import Options, Pass
+
+
+class SeesNames(Pass):
+    """Records every name it visits; rewrites nothing."""
+
+    TRIGGER = re.compile("cuda")
+    seen: list = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        SeesNames.seen.append(node.value)
+
+
+def long_function(header: str, body_site: str = "") -> str:
+    plain = "".join(
+        f"    value_{i} = compute(value_{i - 1}, {i})\n" for i in range(1, 400)
+    )
+    return f"import torch\n\n\n{header}\n{plain}{body_site}    return value_399\n"
+
+
+def visited(source: str) -> list:
+    SeesNames.seen = []
+    transform.rewrite_source(source, Options(), passes=(SeesNames,))
+    return SeesNames.seen
+
+
+def record_checks(monkeypatch) -> list:
+    """The code of every piece the self-check reads back, as it runs."""
+    checked = []
+    real = transform.check_built
+
+    def recording(built, code, *args):
+        checked.append(code)
+        return real(built, code, *args)
+
+    monkeypatch.setattr(transform, "check_built", recording)
+    return checked
+
+
+def test_statements_without_hits_are_not_visited():
+    names = visited(long_function('def main(device="cuda"):'))
+    assert "device" in names  # the header holds the hit
+    assert not any(n.startswith("value_") for n in names)
+
+
+def test_a_statement_with_a_hit_is_visited_whole():
+    names = visited(
+        long_function("def main(x):", "    y = value_3.cuda(non_blocking=True)\n")
+    )
+    assert {"y", "value_3", "cuda", "non_blocking"} <= set(names)
+    assert "value_200" not in names
+
+
+def test_a_guard_is_visited_with_everything_it_guards():
+    source = (
+        "import torch\n\n"
+        "if torch.cuda.is_available():\n"
+        "    model = build(size)\n"
+        "    other = load(path)\n"
+    )
+    assert {"model", "build", "size", "other", "load", "path"} <= set(visited(source))
+
+
+def test_a_long_function_is_checked_statement_by_statement(monkeypatch):
+    checked = record_checks(monkeypatch)
+    source = long_function(
+        'def main(device="cuda"):', "    y = value_3.cuda(non_blocking=True)\n"
+    )
+    out = transform.rewrite_source(source, Options(), format_mode=black_mode(None))
+    assert "def main(device=DEVICE.type):" in out.code
+    assert "y = value_3.to(DEVICE, non_blocking=True)" in out.code
+    # The header with a stub body, and the one changed statement: not 400 lines.
+    assert max(len(code.splitlines()) for code in checked) <= 2, checked
+
+
+class ForgetsParentheses(Pass):
+    """``(a + b).cuda()`` becomes ``a + b.type``: a tree that its code does not give."""
+
+    TRIGGER = re.compile("cuda")
+
+    def leave_Call(self, original_node, updated_node):
+        func = updated_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+            if self.record_and_decide(original_node, "TP201"):
+                inner = func.value.with_changes(lpar=[], rpar=[])
+                return cst.Attribute(value=inner, attr=cst.Name("type"))
+        return updated_node
+
+
+def test_a_faulty_rewrite_deep_in_a_long_function_is_caught():
+    source = long_function('def main(device="cuda"):', "    y = (a + b).cuda()\n")
+    with pytest.raises(transform.RewriteError) as caught:
+        transform.rewrite_source(source, Options(), passes=(ForgetsParentheses,))
+    assert "parses into a different tree" in str(caught.value)
+
+
+def test_narrowed_rewrite_keeps_every_other_byte():
+    source = long_function(
+        'def main(device = "cuda"):   # keep', "    y = value_3.cuda( )  # here\n"
+    )
+    out = transform.rewrite_source(source, Options(), format_mode=black_mode(None))
+    old, new = source.splitlines(True), out.code.splitlines(True)
+    added = len(new) - len(old)  # the device binding, above the function
+    old, new = old[3:], new[3 + added :]
+    changed = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    assert [old[i].split("(")[0] for i in changed] == [
+        "def main",
+        "    y = value_3.cuda",
+    ]
+    assert new[0] == "def main(device=DEVICE.type):  # keep\n"
+
+
+def test_a_statement_rewritten_into_a_guard_is_checked_alone(monkeypatch):
+    # The runtime pass turns a call into a guarded one (an ``if`` on one line).
+    checked = record_checks(monkeypatch)
+    source = long_function('def main(device="cuda"):', "    torch.cuda.empty_cache()\n")
+    out = transform.rewrite_source(source, Options())
+    assert "torch.accelerator.empty_cache()" in out.code
+    assert max(len(code.splitlines()) for code in checked) <= 2, checked
