@@ -70,10 +70,6 @@ STYLE_NOT_YET: Dict[str, str] = {
     "style/pinned_collate": "issue 12 item 8: `SimpleCustomBatch(batch).pin_memory()` "
     "becomes a conditional expression that writes the receiver twice instead of binding "
     "it once",
-    "style/rank_device_names": 'issue 12 item 9: `"cuda:{}".format(rank)` becomes '
-    '`f"{DEVICE.type}:{{}}".format(rank)` and `"cuda:%d" % rank` becomes '
-    '`f"{DEVICE.type}:%d" % rank` (an f-string fed to a second template) instead of '
-    '`"{}:{}".format(DEVICE.type, rank)` and `"%s:%d" % (DEVICE.type, rank)`',
     "style/tab_indented": "issue 12 item 9: in a tab-indented file the inserted line "
     "is indented with a tab and four spaces, and the binding's continuation line with "
     "spaces",

@@ -46,7 +46,9 @@ RULES = (
         "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
         "`torch.set_default_device(...)`, `torch.autocast(...)`; and device templates "
         '`"cuda:{}".format(i)` / `"cuda:%d" % i`, which become '
-        '`f"{DEVICE.type}:{{}}".format(i)` / `f"{DEVICE.type}:%d" % i`.',
+        '`"{}:{}".format(DEVICE.type, i)` / `"%s:%d" % (DEVICE.type, i)`. A template '
+        "that is only printed or logged is a message: it is reported (TP109), not "
+        "rewritten.",
         why="The same call then runs on whatever accelerator is present, or the CPU.",
         before=("import torch\n" "\n" 'y = torch.ones(2, device="cuda")'),
         after=EXAMPLE_BINDING + "y = torch.ones(2, device=DEVICE)",
@@ -137,6 +139,16 @@ register(*RULES)
 _DEVICE_LITERAL = re.compile(r"cuda(:\d+)?")
 # "cuda:{}".format(i), "cuda:%d" % i: a device string built from a template.
 _DEVICE_TEMPLATE = re.compile(r"cuda:(\{[^{}]*\}|%[dis])")
+# The replacement field of a str.format template: "{}", "{rank}", "{0}", "{:d}".
+_FORMAT_FIELD = re.compile(r"\{(?P<index>\d*)(?P<rest>[^{}]*)\}")
+# Calls whose arguments are messages: a "cuda:%d" % rank printed or logged is text.
+MESSAGE_CALLS = frozenset(
+    "print info debug warning warn error exception critical log write".split()
+)
+MESSAGE = (
+    'hard-coded "cuda" in a message (only printed or logged): left as it is; '
+    "if it should name the device in use, derive it from `DEVICE.type`"
+)
 
 
 class Kind(enum.Enum):
@@ -144,6 +156,7 @@ class Kind(enum.Enum):
     OBJECT = "object"  # a torch.device is accepted: DEVICE
     IGNORE = "ignore"  # not a device (dict key, subscript) or handled by the parent
     TEMPLATE = "template"  # "cuda:{}" formatted into a device string
+    MESSAGE = "message"  # printed or logged text, not a device
 
 
 # Callee (qualified name) -> positional index and what it accepts there. Data, not code.
@@ -212,25 +225,43 @@ class DeviceStrings(Pass):
         self.kinds: Dict[cst.CSTNode, Tuple[Kind, str]] = {}
         self.collapse: Set[cst.CSTNode] = set()  # IfExps that become the binding
         self.device_types: Set[int] = set()  # ids of DEVICE.type nodes we built
+        self.messages: Set[cst.CSTNode] = set()  # arguments of print() and log calls
 
     # -- classification, top-down ---------------------------------------------
     def mark(self, node: cst.CSTNode, kind: Kind, code: str) -> None:
         if device_literal(node) or isinstance(node, cst.IfExp):
             self.kinds.setdefault(node, (kind, code))
 
-    def _mark_template(self, node: cst.CSTNode) -> None:
+    def _mark_template(self, node: cst.CSTNode, formatted: cst.CSTNode) -> None:
+        """``node`` is the template of ``formatted`` (a ``.format()`` call or a
+        ``%`` operation)."""
         if isinstance(node, cst.SimpleString) and _DEVICE_TEMPLATE.fullmatch(
             str(node.evaluated_value)
         ):
-            self.kinds[node] = (Kind.TEMPLATE, "TP102")
+            if formatted in self.messages:
+                self.kinds[node] = (Kind.MESSAGE, "TP109")
+            else:
+                self.kinds[node] = (Kind.TEMPLATE, "TP102")
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Modulo):
-            self._mark_template(node.left)
+            self._mark_template(node.left, node)
+
+    def _mark_messages(self, node: cst.Call) -> None:
+        name = attribute_name(node)
+        if name is None and isinstance(node.func, cst.Name):
+            name = node.func.value
+        if name not in MESSAGE_CALLS:
+            return
+        for arg in node.args:
+            self.messages.add(arg.value)
+            if device_literal(arg.value):
+                self.kinds.setdefault(arg.value, (Kind.MESSAGE, "TP109"))
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._mark_messages(node)
         if attribute_name(node) == "format":
-            self._mark_template(node.func.value)  # type: ignore[attr-defined]
+            self._mark_template(node.func.value, node)  # type: ignore[attr-defined]
         callee = self.callee(node)
         torch_callee = bool(callee and callee.startswith("torch"))
         position: Optional[Tuple[int, Kind]] = None
@@ -349,12 +380,11 @@ class DeviceStrings(Pass):
 
     def _leave_literal(self, original: Literal, updated: Literal) -> cst.BaseExpression:
         kind, code = self.kinds.get(original, (None, "TP109"))
+        if kind is Kind.MESSAGE:
+            self.report(original, code, MESSAGE)
+            return updated
         if kind is Kind.TEMPLATE:
-            return (
-                self._template(original)
-                if self.record_and_decide(original, code)
-                else updated
-            )
+            return updated  # rewritten with its .format() call or % operation
         if device_literal(original) is None:
             return updated
         if kind is Kind.IGNORE:
@@ -366,16 +396,65 @@ class DeviceStrings(Pass):
             return self._replacement(original, kind)
         return updated
 
-    def _template(self, original: cst.SimpleString) -> cst.FormattedString:
-        """ "cuda:{}" -> f"{DEVICE.type}:{{}}": the result is the same template."""
-        rest = str(original.evaluated_value)[len("cuda") :]
-        rest = rest.replace("{", "{{").replace("}", "}}")
-        head = cst.FormattedStringExpression(self.device_type())
-        return cst.FormattedString(
-            parts=[head, cst.FormattedStringText(rest)],
-            start="f" + original.quote,
-            end=original.quote,
+    def _is_template(self, node: cst.CSTNode) -> bool:
+        return self.kinds.get(node, (None,))[0] is Kind.TEMPLATE
+
+    def _format_call(self, original: cst.Call, updated: cst.Call):
+        """ "cuda:{}".format(i) -> "{}:{}".format(DEVICE.type, i): the device type
+        becomes the template's first argument."""
+        template = original.func.value  # type: ignore[attr-defined]
+        field = _FORMAT_FIELD.search(str(template.evaluated_value))
+        if field is None or not self.record_and_decide(template, "TP102"):
+            return updated
+        index, rest = field.group("index"), field.group("rest")
+        if index:  # numbered fields cannot mix with automatic ones: "{0}:{1}"
+            text = "{0}:{%d%s}" % (int(index) + 1, rest)
+        else:
+            text = "{}:{%s}" % rest
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        head = cst.Arg(
+            self._string_type(),
+            comma=comma if updated.args else cst.MaybeSentinel.DEFAULT,
         )
+        return updated.with_changes(
+            func=updated.func.with_changes(value=self._quoted(template, text)),
+            args=[head, *updated.args],
+        )
+
+    def _percent(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        """ "cuda:%d" % i -> "%s:%d" % (DEVICE.type, i)."""
+        if not self.record_and_decide(original.left, "TP102"):
+            return updated
+        text = "%s" + str(original.left.evaluated_value)[len("cuda") :]  # type: ignore
+        values = updated.right
+        if isinstance(values, cst.Tuple) and not any(
+            isinstance(e, cst.StarredElement) for e in values.elements
+        ):
+            elements = [e.value for e in values.elements]
+        else:
+            elements = [values]
+        right = self.expr(
+            "({device}.type, "
+            + ", ".join(f"{{v{i}}}" for i in range(len(elements)))
+            + ")",
+            **{f"v{i}": e for i, e in enumerate(elements)},
+        )
+        return updated.with_changes(left=self._quoted(original.left, text), right=right)
+
+    @staticmethod
+    def _quoted(original: cst.SimpleString, text: str) -> cst.SimpleString:
+        """``text`` as a literal with the quotes and prefix of ``original``."""
+        quote = original.quote
+        if quote in text or "\\" in text:
+            return cst.SimpleString(repr(text))
+        return cst.SimpleString(original.prefix + quote + text + quote)
+
+    def leave_BinaryOperation(self, original_node, updated_node):
+        if isinstance(original_node.operator, cst.Modulo) and self._is_template(
+            original_node.left
+        ):
+            return self._percent(original_node, updated_node)
+        return updated_node
 
     def leave_SimpleString(self, original_node, updated_node):
         return self._leave_literal(original_node, updated_node)
@@ -392,6 +471,10 @@ class DeviceStrings(Pass):
         return self.device() if kind is Kind.OBJECT else self._string_type()
 
     def leave_Call(self, original_node, updated_node):
+        if attribute_name(original_node) == "format" and self._is_template(
+            original_node.func.value
+        ):
+            return self._format_call(original_node, updated_node)
         # torch.device(DEVICE.type) -> DEVICE
         if (
             len(updated_node.args) == 1
