@@ -40,9 +40,15 @@ RULES = (
         "`.is_cuda` only knows CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE.type != "cpu")`.',
+        what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE.type != "cpu")`. As '
+        "what an `assert` checks (alone or in an `and` chain), it becomes "
+        "`x.device.type == DEVICE.type`: the tensor is where the program computes. "
+        "In a module that uses `PackedSequence` (which has `.is_cuda` but no "
+        "`.device`) it is reported.",
         why='A plain `x.device.type == DEVICE.type` would call a CPU tensor "on the '
-        'accelerator" on a CPU-only machine; the `!= "cpu"` half keeps it false there.',
+        'accelerator" on a CPU-only machine; the `!= "cpu"` half keeps it false there. '
+        "An assertion checks placement: on the CPU the tensor is where it should be, "
+        "and the assertion must hold.",
         before=("import torch\n" "\n" "if x.is_cuda:\n" "    ..."),
         after=EXAMPLE_BINDING
         + ('if x.device.type == DEVICE.type != "cpu":\n' "    ..."),
@@ -79,6 +85,16 @@ PINNING_FACTORIES = {
 }
 
 
+# Types with `.is_cuda` but no `.device` (torch.nn.utils.rnn): a module that uses
+# them may read `.is_cuda` of one.
+NO_DEVICE_TYPES = ("PackedSequence", "pack_padded_sequence", "pack_sequence")
+PACKED = (
+    "`.is_cuda` in a module that uses PackedSequence, which has no `.device`: for a "
+    'tensor use `x.device.type == DEVICE.type != "cpu"`, for a PackedSequence '
+    "`x.data.device.type`"
+)
+
+
 # Names that hold a device index in real code: `.cuda(rank)`, `.cuda(args.gpu)`.
 _INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|device_id|dev_id|idx|index|i)$")
 
@@ -105,6 +121,20 @@ class TensorMethods(Pass):
         # `self.is_cuda = ...` somewhere: `.is_cuda` reads may be that attribute.
         self.own_is_cuda = "is_cuda" in context.facts.stored_attributes
         self.stores: Set[cst.CSTNode] = set()
+        self.packed = any(n in context.facts.identifiers for n in NO_DEVICE_TYPES)
+        # `.is_cuda` an assertion checks: the tensor is where the program computes.
+        self.placements: Set[cst.CSTNode] = set()
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        tests = [node.test]
+        while tests:
+            test = tests.pop()
+            if isinstance(test, cst.BooleanOperation) and isinstance(
+                test.operator, cst.And
+            ):
+                tests += [test.left, test.right]
+            elif isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
+                self.placements.add(test)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.stores.add(node.target)
@@ -206,8 +236,16 @@ class TensorMethods(Pass):
                 "module: if this is a tensor's, use `x.device.type == DEVICE.type`",
             )
             return updated_node
+        if self.packed:
+            self.report(original_node, "TP202", PACKED)
+            return updated_node
         if not self.record_and_decide(original_node, "TP202"):
             return updated_node
+        if original_node in self.placements:
+            return self.expr(
+                "{receiver}.device.type == {device}.type",
+                receiver=updated_node.value,
+            )
         return self.expr(
             '({receiver}.device.type == {device}.type != "cpu")',
             receiver=updated_node.value,
