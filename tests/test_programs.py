@@ -33,14 +33,8 @@ from tests.test_fixtures import _remaining, _rewrite
 
 # name -> why its after file does not run on CPU today (rule, line of the after file).
 RUNS_ON_CPU_FAILS: Dict[str, str] = {
-    "checkpoint_rng_resume": 'TP102 line 46: map_location="cuda:0" became '
-    'f"{DEVICE.type}:0", and torch.load cannot restore to "cpu:0"',
     "data_prefetcher": "TP305 line 36: x.record_stream(<device module>.current_stream()) "
     "raises 'unknown parameter type' on CPU",
-    "ddp_single_process": "silent, line 40: x.to(rank) with an int index (issue 12 item "
-    "4) raises 'Cannot access accelerator device when none is available'",
-    "ddp_tutorial_gpu_id": "silent, line 20: model.to(gpu_id) with gpu_id from "
-    "LOCAL_RANK (issue 12 item 4)",
     "default_tensor_type_llama": "TP313 line 11 (reported): "
     "torch.set_default_tensor_type(torch.cuda.HalfTensor) is left",
     "fstring_cuda_report": "internal error: TP202 `.is_cuda` inside a double-quoted "

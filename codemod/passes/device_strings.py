@@ -145,6 +145,15 @@ _FORMAT_FIELD = re.compile(r"\{(?P<index>\d*)(?P<rest>[^{}]*)\}")
 MESSAGE_CALLS = frozenset(
     "print info debug warning warn error exception critical log write".split()
 )
+# Names that hold a device index (`LOCAL_RANK`, `--gpu`): `.to(gpu_id)` and
+# `device=rank` mean the CUDA device with that index, which raises on the CPU.
+INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|gpu_idx)$")
+# On an accelerator the device with that index; on the CPU the CPU itself
+# (`torch.load` cannot restore storages to "cpu:0").
+INDEXED_DEVICE = (
+    '{torch}.device({device}.type, {index}) if {device}.type != "cpu" else {device}'
+)
+INDEX = "an int device index means that CUDA device (and raises without one)"
 MESSAGE = (
     'hard-coded "cuda" in a message (only printed or logged): left as it is; '
     "if it should name the device in use, derive it from `DEVICE.type`"
@@ -157,13 +166,14 @@ class Kind(enum.Enum):
     IGNORE = "ignore"  # not a device (dict key, subscript) or handled by the parent
     TEMPLATE = "template"  # "cuda:{}" formatted into a device string
     MESSAGE = "message"  # printed or logged text, not a device
+    LOCATION = "location"  # map_location: "cuda:N" must not become "cpu:N"
 
 
 # Callee (qualified name) -> positional index and what it accepts there. Data, not code.
 DEVICE_POSITIONS: Dict[str, Tuple[int, Kind]] = {
     "torch.device": (0, Kind.STRING),
     "torch.set_default_device": (0, Kind.OBJECT),
-    "torch.load": (1, Kind.OBJECT),
+    "torch.load": (1, Kind.LOCATION),
     "torch.get_device_module": (0, Kind.OBJECT),
     "torch.Stream": (0, Kind.OBJECT),
     "torch.Event": (0, Kind.OBJECT),
@@ -184,7 +194,7 @@ DEVICE_METHODS: Dict[str, Tuple[int, Kind]] = {"to": (0, Kind.OBJECT)}
 # Keyword -> what it takes, for torch callees; elsewhere every device is a string.
 DEVICE_KEYWORDS: Dict[str, Kind] = {
     "device": Kind.OBJECT,
-    "map_location": Kind.OBJECT,
+    "map_location": Kind.LOCATION,
     "device_type": Kind.STRING,
 }
 
@@ -208,8 +218,28 @@ def device_literal(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
+def _location_index(node: Literal) -> Optional[cst.BaseExpression]:
+    """The index of "cuda:N" or f"cuda:{i}"; None for other f-strings."""
+    if isinstance(node, cst.SimpleString):
+        return cst.Integer(str(node.evaluated_value)[len("cuda:") :])
+    if len(node.parts) == 2 and isinstance(
+        node.parts[1], cst.FormattedStringExpression
+    ):
+        field = node.parts[1]
+        if field.conversion is None and field.format_spec is None:
+            return field.expression
+    return None
+
+
 def _is_cpu_literal(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+
+
+def _index_name(node: cst.CSTNode) -> bool:
+    """``rank``, ``gpu_id``, ``self.gpu_id``, ``args.local_rank``."""
+    if isinstance(node, cst.Attribute):
+        node = node.attr
+    return isinstance(node, cst.Name) and bool(INDEX_NAME.search(node.value))
 
 
 def _mentions_device(name: str) -> bool:
@@ -219,6 +249,8 @@ def _mentions_device(name: str) -> bool:
 class DeviceStrings(Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")
+    # `.to(gpu_id)`, `device=rank`: an index, on a line that need not say "cuda".
+    HITS = re.compile(r"\b(to\(|device=)\s*(\w+\.)?\w*(rank|gpu|gpu_id|gpu_idx)\b")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -226,9 +258,12 @@ class DeviceStrings(Pass):
         self.collapse: Set[cst.CSTNode] = set()  # IfExps that become the binding
         self.device_types: Set[int] = set()  # ids of DEVICE.type nodes we built
         self.messages: Set[cst.CSTNode] = set()  # arguments of print() and log calls
+        self.indices: Set[cst.CSTNode] = set()  # int device indices: `.to(gpu_id)`
 
     # -- classification, top-down ---------------------------------------------
     def mark(self, node: cst.CSTNode, kind: Kind, code: str) -> None:
+        if kind in (Kind.OBJECT, Kind.LOCATION) and _index_name(node):
+            self.indices.add(node)
         if device_literal(node) or isinstance(node, cst.IfExp):
             self.kinds.setdefault(node, (kind, code))
 
@@ -280,6 +315,8 @@ class DeviceStrings(Pass):
             keyword = arg.keyword.value
             if keyword in DEVICE_KEYWORDS:
                 kind = DEVICE_KEYWORDS[keyword] if torch_callee else Kind.STRING
+                if kind is Kind.LOCATION and callee != "torch.load":
+                    kind = Kind.OBJECT
                 self.mark(arg.value, kind, code)
             elif keyword == "default" and _mentions_device(option_name(node)):
                 self.mark(arg.value, Kind.STRING, "TP105")
@@ -365,7 +402,12 @@ class DeviceStrings(Pass):
     def _replacement(self, original: Literal, kind: Kind) -> cst.BaseExpression:
         literal = device_literal(original)
         if literal == "cuda":
-            return self.device() if kind is Kind.OBJECT else self._string_type()
+            if kind in (Kind.OBJECT, Kind.LOCATION):
+                return self.device()
+            return self._string_type()
+        index = _location_index(original) if kind is Kind.LOCATION else None
+        if index is not None:
+            return self.expr(INDEXED_DEVICE, index=index)
         # "cuda:N" / f"cuda:{i}" -> f"{DEVICE.type}:N" / f"{DEVICE.type}:{i}"
         if isinstance(original, cst.SimpleString):
             quote = original.quote
@@ -470,7 +512,21 @@ class DeviceStrings(Pass):
             return updated_node
         return self.device() if kind is Kind.OBJECT else self._string_type()
 
+    def _index_arguments(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """``x.to(gpu_id)`` -> ``x.to(torch.device(DEVICE.type, gpu_id) if ... else
+        DEVICE)``."""
+        args = list(updated.args)
+        for position, arg in enumerate(original.args):
+            if arg.value in self.indices and self.record_and_decide(
+                arg.value, "TP102", INDEX
+            ):
+                value = self.expr(INDEXED_DEVICE, index=args[position].value)
+                args[position] = args[position].with_changes(value=value)
+        return updated.with_changes(args=args)
+
     def leave_Call(self, original_node, updated_node):
+        if any(a.value in self.indices for a in original_node.args):
+            updated_node = self._index_arguments(original_node, updated_node)
         if attribute_name(original_node) == "format" and self._is_template(
             original_node.func.value
         ):

@@ -19,7 +19,10 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `x.cuda()` to `x.to(DEVICE)`, keeping `non_blocking=` and "
-        "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(DEVICE.type, i))`.",
+        "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(DEVICE.type, i))`. "
+        "A storage (the first parameter of a `map_location=` lambda, or a name that "
+        "says `storage`) gets `.to(device=...)`: storage `.to` is keyword-only, and "
+        "its `.cuda(0)` means the current device, so it becomes `.to(device=DEVICE)`.",
         why="`.cuda()` raises on every machine without CUDA.",
         before=(
             "import torch\n"
@@ -99,6 +102,10 @@ PACKED = (
 _INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|device_id|dev_id|idx|index|i)$")
 
 
+def _is_zero(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Integer) and value.evaluated_value == 0
+
+
 def _is_index(value: cst.BaseExpression) -> bool:
     """An int literal, or a name that says it is an index; anything else might be a
     torch.device, which `torch.device(DEVICE.type, x)` would reject."""
@@ -118,6 +125,8 @@ class TensorMethods(Pass):
         # A module that defines its own `cuda` method: `.cuda()` may not be torch's.
         self.own_cuda = "cuda" in context.facts.functions
         self.guarded: Set[cst.CSTNode] = set()
+        # Names that hold a storage: `map_location=lambda storage, loc: ...`.
+        self.storages: Set[str] = set()
         # `self.is_cuda = ...` somewhere: `.is_cuda` reads may be that attribute.
         self.own_is_cuda = "is_cuda" in context.facts.stored_attributes
         self.stores: Set[cst.CSTNode] = set()
@@ -135,6 +144,22 @@ class TensorMethods(Pass):
                 tests += [test.left, test.right]
             elif isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
                 self.placements.add(test)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        value = node.value
+        if (
+            node.keyword is not None
+            and node.keyword.value == "map_location"
+            and isinstance(value, cst.Lambda)
+            and value.params.params
+        ):
+            self.storages.add(value.params.params[0].name.value)
+
+    def _is_storage(self, receiver: cst.BaseExpression) -> bool:
+        name = receiver.attr if isinstance(receiver, cst.Attribute) else receiver
+        return isinstance(name, cst.Name) and (
+            name.value in self.storages or "storage" in name.value.lower()
+        )
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.stores.add(node.target)
@@ -200,15 +225,25 @@ class TensorMethods(Pass):
             original, "TP201", message, None if literal else Fix.UNSAFE
         ):
             return updated
-        if index:
+        storage = self._is_storage(updated.func.value)  # type: ignore[attr-defined]
+        # A storage's .cuda(0) goes to the current device (torch/storage.py).
+        if index and not (storage and _is_zero(index[0].value)):
             target = self.expr(
                 "{torch}.device({device}.type, {index})", index=index[0].value
             )
         else:
             target = self.device()
-        args = [cst.Arg(target)] + [
-            a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rest
-        ]
+        # Storage.to(*, device, non_blocking) takes keywords only.
+        first = cst.Arg(target)
+        if storage:
+            no_space = cst.SimpleWhitespace("")
+            first = first.with_changes(
+                keyword=cst.Name("device"),
+                equal=cst.AssignEqual(
+                    whitespace_before=no_space, whitespace_after=no_space
+                ),
+            )
+        args = [first] + [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rest]
         args = [
             (
                 a.with_changes(
