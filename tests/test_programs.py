@@ -61,9 +61,6 @@ STYLE_NOT_YET: Dict[str, str] = {
     '`DEVICE.type != "cpu"` guard; after the one-line `if step % 2 == 1:` the guarded '
     'call is a conditional expression used as a statement (`... if DEVICE.type != "cpu" '
     "else None`) instead of an `if`",
-    "style/pinned_collate": "issue 12 item 8: `SimpleCustomBatch(batch).pin_memory()` "
-    "becomes a conditional expression that writes the receiver twice instead of binding "
-    "it once",
     "style/tab_indented": "issue 12 item 9: in a tab-indented file the inserted line "
     "is indented with a tab and four spaces, and the binding's continuation line with "
     "spaces",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Set
+from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -65,7 +65,10 @@ RULES = (
         ACCELERATOR_TORCH,
         what='Rewrites `x.pin_memory()` to `(x.pin_memory() if DEVICE.type != "cpu" '
         "else x)` and `pin_memory=True` in tensor factories to `pin_memory=DEVICE.type "
-        '!= "cpu"`.',
+        '!= "cpu"`. A factory pinned at once, `torch.randn(2).pin_memory()`, becomes '
+        '`torch.randn(2, pin_memory=DEVICE.type != "cpu")`; another call pinned as a '
+        "whole statement (`return Batch(x).pin_memory()`) is bound to a name first, "
+        "so the receiver is written once.",
         why="Pinning needs an accelerator: on CPU PyTorch it raises, where a CUDA "
         "program would just have run slower.",
         before=("import torch\n" "\n" "batch = batch.pin_memory()"),
@@ -96,6 +99,11 @@ PACKED = (
     'tensor use `x.device.type == DEVICE.type != "cpu"`, for a PackedSequence '
     "`x.data.device.type`"
 )
+
+
+def _snake_case(name: str) -> str:
+    """``SimpleCustomBatch`` -> ``simple_custom_batch``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 # Names that hold a device index in real code: `.cuda(rank)`, `.cuda(args.gpu)`.
@@ -130,6 +138,10 @@ class TensorMethods(Pass):
         # `self.is_cuda = ...` somewhere: `.is_cuda` reads may be that attribute.
         self.own_is_cuda = "is_cuda" in context.facts.stored_attributes
         self.stores: Set[cst.CSTNode] = set()
+        # `return Batch(x).pin_memory()`: pin call -> its statement; the receiver is
+        # bound to a name on the line before (receiver node, name) when fixed.
+        self.hoistable: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.bindings: Dict[cst.CSTNode, Tuple[str, cst.BaseExpression]] = {}
         self.packed = any(n in context.facts.identifiers for n in NO_DEVICE_TYPES)
         # `.is_cuda` an assertion checks: the tensor is where the program computes.
         self.placements: Set[cst.CSTNode] = set()
@@ -172,6 +184,58 @@ class TensorMethods(Pass):
 
     def visit_Del(self, node: cst.Del) -> None:
         self.stores.add(node.target)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if len(node.body) != 1:
+            return
+        statement = node.body[0]
+        value = getattr(statement, "value", None)
+        if isinstance(statement, cst.Assign) and len(statement.targets) != 1:
+            return
+        if (
+            isinstance(statement, (cst.Return, cst.Assign, cst.Expr))
+            and isinstance(value, cst.Call)
+            and attribute_name(value) == "pin_memory"
+            and isinstance(value.func.value, cst.Call)  # type: ignore[attr-defined]
+        ):
+            self.hoistable[value] = node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        binding = next(
+            (
+                self.bindings.pop(call)
+                for call, line in self.hoistable.items()
+                if line is original_node and call in self.bindings
+            ),
+            None,
+        )
+        if binding is None:
+            return updated_node
+        name, receiver = binding
+        assign = cst.SimpleStatementLine(
+            body=[
+                cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=receiver)
+            ],
+            leading_lines=updated_node.leading_lines,
+        )
+        return cst.FlattenSentinel(
+            [assign, updated_node.with_changes(leading_lines=[])]
+        )
+
+    def _binding_name(self, receiver: cst.Call) -> Optional[str]:
+        """A new name for the receiver, from its callee's last words in snake case
+        (``SimpleCustomBatch(x)`` -> ``custom_batch``); None if every candidate is
+        taken."""
+        callee = receiver.func
+        word = callee.attr if isinstance(callee, cst.Attribute) else callee
+        if not isinstance(word, cst.Name):
+            return None
+        words = _snake_case(word.value).split("_")
+        for count in (2, 1):
+            name = "_".join(words[-count:])
+            if name != word.value and name not in self.context.facts.identifiers:
+                return name
+        return None
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         # `x.pin_memory() if <guard> else x` is already guarded (by torchport or by hand).
@@ -292,6 +356,46 @@ class TensorMethods(Pass):
         if not self.record_and_decide(original, "TP203"):
             return updated
         receiver = updated.func.value  # type: ignore[attr-defined]
+        source = original.func.value  # type: ignore[attr-defined]
+        if (
+            isinstance(source, cst.Call)
+            and self.callee(source) in PINNING_FACTORIES
+            and not any(a.star or a.keyword for a in source.args)
+        ):
+            # torch.randn(2).pin_memory() -> torch.randn(2, pin_memory=...): the
+            # factory pins what it makes.
+            return receiver.with_changes(
+                args=(
+                    [
+                        *receiver.args[:-1],
+                        receiver.args[-1].with_changes(
+                            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                        ),
+                        cst.Arg(
+                            self.expr('{device}.type != "cpu"'),
+                            keyword=cst.Name("pin_memory"),
+                            equal=cst.AssignEqual(
+                                whitespace_before=cst.SimpleWhitespace(""),
+                                whitespace_after=cst.SimpleWhitespace(""),
+                            ),
+                        ),
+                    ]
+                    if receiver.args
+                    else [
+                        cst.Arg(
+                            self.expr('{device}.type != "cpu"'),
+                            keyword=cst.Name("pin_memory"),
+                        )
+                    ]
+                )
+            )
+        name = self._binding_name(source) if original in self.hoistable else None
+        if name is not None:
+            self.bindings[original] = (name, receiver)
+            receiver = cst.Name(name)
+            updated = updated.with_changes(
+                func=updated.func.with_changes(value=cst.Name(name))
+            )
         return self.expr(
             '({call} if {device}.type != "cpu" else {receiver})',
             call=updated,
