@@ -27,6 +27,7 @@ PASS_ORDER = (
     "tensor_methods",
     "amp",
     "cuda_runtime",
+    "tensor_types",
     "distributed",
     "backend_flags",
     "report_only",
@@ -175,7 +176,10 @@ RUNTIME: List[Row] = [
         shape="fork_rng",
         trigger="fork_rng",
     ),
-    *(_runtime(f"{name}Tensor", "TP313", shape="tensor") for name in TENSOR_TYPES),
+    *(
+        Row((f"torch.cuda.{name}Tensor",), "TP313", "tensor_types", shape="tensor")
+        for name in TENSOR_TYPES
+    ),
     _runtime("get_device_name", "TP314", _MOD + "get_device_name", '"cpu"'),
     *_no_portable_form(
         "no portable default stream; `torch.get_device_module(DEVICE)"

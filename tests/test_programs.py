@@ -33,18 +33,12 @@ from tests.test_fixtures import _remaining, _rewrite
 
 # name -> why its after file does not run on CPU today (rule, line of the after file).
 RUNS_ON_CPU_FAILS: Dict[str, str] = {
-    "checkpoint_rng_resume": 'TP102 line 46: map_location="cuda:0" became '
-    'f"{DEVICE.type}:0", and torch.load cannot restore to "cpu:0"',
     "data_prefetcher": "TP305 line 36: x.record_stream(<device module>.current_stream()) "
     "raises 'unknown parameter type' on CPU",
-    "ddp_single_process": "silent, line 40: x.to(rank) with an int index (issue 12 item "
-    "4) raises 'Cannot access accelerator device when none is available'",
-    "ddp_tutorial_gpu_id": "silent, line 20: model.to(gpu_id) with gpu_id from "
-    "LOCAL_RANK (issue 12 item 4)",
     "default_tensor_type_llama": "TP313 line 11 (reported): "
-    "torch.set_default_tensor_type(torch.cuda.HalfTensor) is left",
-    "legacy_tensor_types": "TP313 line 10 (reported): x.type(torch.cuda.FloatTensor) "
-    "is left",
+    "torch.set_default_tensor_type(torch.cuda.HalfTensor) is left: its portable form "
+    "(set_default_dtype with set_default_device) does not reach the legacy "
+    "torch.Tensor(...) constructor, so it is not exact",
     "nvtx_annotated_loop": "TP902 line 17 (reported): torch.cuda.nvtx.range_push and "
     "the other nvtx calls are left",
     "side_streams": "TP305 line 24: c.record_stream(main_stream) with main_stream from "
@@ -62,13 +56,6 @@ STYLE_NOT_YET: Dict[str, str] = {
     '`DEVICE.type != "cpu"` guard; after the one-line `if step % 2 == 1:` the guarded '
     'call is a conditional expression used as a statement (`... if DEVICE.type != "cpu" '
     "else None`) instead of an `if`",
-    "style/pinned_collate": "issue 12 item 8: `SimpleCustomBatch(batch).pin_memory()` "
-    "becomes a conditional expression that writes the receiver twice instead of binding "
-    "it once",
-    "style/rank_device_names": 'issue 12 item 9: `"cuda:{}".format(rank)` becomes '
-    '`f"{DEVICE.type}:{{}}".format(rank)` and `"cuda:%d" % rank` becomes '
-    '`f"{DEVICE.type}:%d" % rank` (an f-string fed to a second template) instead of '
-    '`"{}:{}".format(DEVICE.type, rank)` and `"%s:%d" % (DEVICE.type, rank)`',
     "style/tab_indented": "issue 12 item 9: in a tab-indented file the inserted line "
     "is indented with a tab and four spaces, and the binding's continuation line with "
     "spaces",

@@ -10,6 +10,7 @@ from codemod.passes.amp import Amp
 from codemod.passes.cuda_runtime import CudaRuntime
 from codemod.passes.device_strings import DeviceStrings
 from codemod.passes.tensor_methods import TensorMethods
+from codemod.passes.tensor_types import TensorTypes
 from codemod.passes.distributed import Distributed
 from codemod.passes.backend_flags import BackendFlags
 from codemod.passes.report_only import ReportOnly
@@ -19,6 +20,7 @@ PASSES = (
     TensorMethods,
     Amp,
     CudaRuntime,
+    TensorTypes,
     Distributed,
     BackendFlags,
     ReportOnly,

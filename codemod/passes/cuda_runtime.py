@@ -309,22 +309,6 @@ RULES = (
         safety="Safe: on CUDA the same generators are forked.",
     ),
     Rule(
-        "TP313",
-        "cuda-tensor-type",
-        "legacy `torch.cuda.*Tensor` types only know CUDA",
-        Fix.SAFE,
-        ACCELERATOR_TORCH,
-        what="`torch.cuda.FloatTensor([1, 2])` becomes `torch.tensor([1, 2], "
-        "dtype=torch.float32, device=DEVICE)` and `torch.cuda.FloatTensor(2, 3)` "
-        "`torch.empty(2, 3, dtype=torch.float32, device=DEVICE)`. Other uses (as a "
-        "type, or with arguments that may be data or sizes) are reported.",
-        why="The legacy constructors exist only for CUDA.",
-        before=("import torch\n" "\n" "mask = torch.cuda.BoolTensor([True, False])"),
-        after=EXAMPLE_BINDING
-        + "mask = torch.tensor([True, False], dtype=torch.bool, device=DEVICE)",
-        safety="Safe for list or tuple literals and integer sizes.",
-    ),
-    Rule(
         "TP314",
         "cuda-device-name",
         "`torch.cuda.get_device_name()` only knows CUDA",
@@ -369,7 +353,6 @@ CPU = '{device}.type != "cpu"'  # the guard; its quotes are adapted inside f-str
 # The table: qualified name (after ALIASES) -> its catalogue row (portable form,
 # value on the CPU, shape of the rewrite, advice when reported).
 API: Dict[str, Row] = catalog.names_of("cuda_runtime")
-TENSOR_TYPES = catalog.TENSOR_TYPES
 UNKNOWN = Row(
     ("torch.cuda.*",),
     "TP390",
@@ -404,20 +387,6 @@ def _device_index_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
     if args[0].keyword is not None and args[0].keyword.value != "device":
         return None
     return args[0].value
-
-
-def _tensor_form(call: cst.Call) -> Optional[str]:
-    """ "data" for ``FloatTensor([...])``, "sizes" for ``FloatTensor(2, 3)``."""
-    args = call.args
-    if not all(a.keyword is None and not a.star for a in args):
-        return None
-    if len(args) == 1 and isinstance(
-        args[0].value, (cst.List, cst.Tuple, cst.ListComp)
-    ):
-        return "data"
-    if all(isinstance(a.value, cst.Integer) for a in args):
-        return "sizes"
-    return None
 
 
 def canonical(name: str) -> str:
@@ -680,29 +649,6 @@ class CudaRuntime(Pass):
         if not _is_name(index, "None"):  # type: ignore[arg-type]
             index = self.expr("{index} if " + _guard() + " else None", index=index)
         return self.expr(row.portable + "({index})", index=index)
-
-    def _shape_tensor(self, original, updated, row: Row, short: str):
-        form = _tensor_form(original)
-        if form is None:
-            self.report(
-                original,
-                row.code,
-                f"`torch.{short}(...)`: tell data from sizes, then use "
-                "`torch.tensor(data, ...)` or `torch.empty(*sizes, ...)` with "
-                "`device=DEVICE`",
-            )
-            return updated
-        if not self._applied(original, row.code):
-            return updated
-        dtype = TENSOR_TYPES[short[len("cuda.") : -len("Tensor")]]
-        keywords = f"dtype={{torch}}.{dtype}, device={{device}}"
-        if form == "data":
-            return self.expr(
-                "{torch}.tensor({data}, " + keywords + ")", data=updated.args[0].value
-            )
-        sizes = [a.value.value for a in updated.args]  # type: ignore[attr-defined]
-        shape = ", ".join(sizes) or "0"
-        return self.expr("{torch}.empty(" + shape + ", " + keywords + ")")
 
     def _fork_rng(self, original: cst.Call, updated: cst.Call):
         args = list(updated.args)

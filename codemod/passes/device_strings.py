@@ -46,7 +46,9 @@ RULES = (
         "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
         "`torch.set_default_device(...)`, `torch.autocast(...)`; and device templates "
         '`"cuda:{}".format(i)` / `"cuda:%d" % i`, which become '
-        '`f"{DEVICE.type}:{{}}".format(i)` / `f"{DEVICE.type}:%d" % i`.',
+        '`"{}:{}".format(DEVICE.type, i)` / `"%s:%d" % (DEVICE.type, i)`. A template '
+        "that is only printed or logged is a message: it is reported (TP109), not "
+        "rewritten.",
         why="The same call then runs on whatever accelerator is present, or the CPU.",
         before=("import torch\n" "\n" 'y = torch.ones(2, device="cuda")'),
         after=EXAMPLE_BINDING + "y = torch.ones(2, device=DEVICE)",
@@ -137,6 +139,25 @@ register(*RULES)
 _DEVICE_LITERAL = re.compile(r"cuda(:\d+)?")
 # "cuda:{}".format(i), "cuda:%d" % i: a device string built from a template.
 _DEVICE_TEMPLATE = re.compile(r"cuda:(\{[^{}]*\}|%[dis])")
+# The replacement field of a str.format template: "{}", "{rank}", "{0}", "{:d}".
+_FORMAT_FIELD = re.compile(r"\{(?P<index>\d*)(?P<rest>[^{}]*)\}")
+# Calls whose arguments are messages: a "cuda:%d" % rank printed or logged is text.
+MESSAGE_CALLS = frozenset(
+    "print info debug warning warn error exception critical log write".split()
+)
+# Names that hold a device index (`LOCAL_RANK`, `--gpu`): `.to(gpu_id)` and
+# `device=rank` mean the CUDA device with that index, which raises on the CPU.
+INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|gpu_idx)$")
+# On an accelerator the device with that index; on the CPU the CPU itself
+# (`torch.load` cannot restore storages to "cpu:0").
+INDEXED_DEVICE = (
+    '{torch}.device({device}.type, {index}) if {device}.type != "cpu" else {device}'
+)
+INDEX = "an int device index means that CUDA device (and raises without one)"
+MESSAGE = (
+    'hard-coded "cuda" in a message (only printed or logged): left as it is; '
+    "if it should name the device in use, derive it from `DEVICE.type`"
+)
 
 
 class Kind(enum.Enum):
@@ -144,13 +165,15 @@ class Kind(enum.Enum):
     OBJECT = "object"  # a torch.device is accepted: DEVICE
     IGNORE = "ignore"  # not a device (dict key, subscript) or handled by the parent
     TEMPLATE = "template"  # "cuda:{}" formatted into a device string
+    MESSAGE = "message"  # printed or logged text, not a device
+    LOCATION = "location"  # map_location: "cuda:N" must not become "cpu:N"
 
 
 # Callee (qualified name) -> positional index and what it accepts there. Data, not code.
 DEVICE_POSITIONS: Dict[str, Tuple[int, Kind]] = {
     "torch.device": (0, Kind.STRING),
     "torch.set_default_device": (0, Kind.OBJECT),
-    "torch.load": (1, Kind.OBJECT),
+    "torch.load": (1, Kind.LOCATION),
     "torch.get_device_module": (0, Kind.OBJECT),
     "torch.Stream": (0, Kind.OBJECT),
     "torch.Event": (0, Kind.OBJECT),
@@ -171,7 +194,7 @@ DEVICE_METHODS: Dict[str, Tuple[int, Kind]] = {"to": (0, Kind.OBJECT)}
 # Keyword -> what it takes, for torch callees; elsewhere every device is a string.
 DEVICE_KEYWORDS: Dict[str, Kind] = {
     "device": Kind.OBJECT,
-    "map_location": Kind.OBJECT,
+    "map_location": Kind.LOCATION,
     "device_type": Kind.STRING,
 }
 
@@ -195,8 +218,28 @@ def device_literal(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
+def _location_index(node: Literal) -> Optional[cst.BaseExpression]:
+    """The index of "cuda:N" or f"cuda:{i}"; None for other f-strings."""
+    if isinstance(node, cst.SimpleString):
+        return cst.Integer(str(node.evaluated_value)[len("cuda:") :])
+    if len(node.parts) == 2 and isinstance(
+        node.parts[1], cst.FormattedStringExpression
+    ):
+        field = node.parts[1]
+        if field.conversion is None and field.format_spec is None:
+            return field.expression
+    return None
+
+
 def _is_cpu_literal(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+
+
+def _index_name(node: cst.CSTNode) -> bool:
+    """``rank``, ``gpu_id``, ``self.gpu_id``, ``args.local_rank``."""
+    if isinstance(node, cst.Attribute):
+        node = node.attr
+    return isinstance(node, cst.Name) and bool(INDEX_NAME.search(node.value))
 
 
 def _mentions_device(name: str) -> bool:
@@ -206,31 +249,54 @@ def _mentions_device(name: str) -> bool:
 class DeviceStrings(Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")
+    # `.to(gpu_id)`, `device=rank`: an index, on a line that need not say "cuda".
+    HITS = re.compile(r"\b(to\(|device=)\s*(\w+\.)?\w*(rank|gpu|gpu_id|gpu_idx)\b")
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self.kinds: Dict[cst.CSTNode, Tuple[Kind, str]] = {}
         self.collapse: Set[cst.CSTNode] = set()  # IfExps that become the binding
         self.device_types: Set[int] = set()  # ids of DEVICE.type nodes we built
+        self.messages: Set[cst.CSTNode] = set()  # arguments of print() and log calls
+        self.indices: Set[cst.CSTNode] = set()  # int device indices: `.to(gpu_id)`
 
     # -- classification, top-down ---------------------------------------------
     def mark(self, node: cst.CSTNode, kind: Kind, code: str) -> None:
+        if kind in (Kind.OBJECT, Kind.LOCATION) and _index_name(node):
+            self.indices.add(node)
         if device_literal(node) or isinstance(node, cst.IfExp):
             self.kinds.setdefault(node, (kind, code))
 
-    def _mark_template(self, node: cst.CSTNode) -> None:
+    def _mark_template(self, node: cst.CSTNode, formatted: cst.CSTNode) -> None:
+        """``node`` is the template of ``formatted`` (a ``.format()`` call or a
+        ``%`` operation)."""
         if isinstance(node, cst.SimpleString) and _DEVICE_TEMPLATE.fullmatch(
             str(node.evaluated_value)
         ):
-            self.kinds[node] = (Kind.TEMPLATE, "TP102")
+            if formatted in self.messages:
+                self.kinds[node] = (Kind.MESSAGE, "TP109")
+            else:
+                self.kinds[node] = (Kind.TEMPLATE, "TP102")
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Modulo):
-            self._mark_template(node.left)
+            self._mark_template(node.left, node)
+
+    def _mark_messages(self, node: cst.Call) -> None:
+        name = attribute_name(node)
+        if name is None and isinstance(node.func, cst.Name):
+            name = node.func.value
+        if name not in MESSAGE_CALLS:
+            return
+        for arg in node.args:
+            self.messages.add(arg.value)
+            if device_literal(arg.value):
+                self.kinds.setdefault(arg.value, (Kind.MESSAGE, "TP109"))
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._mark_messages(node)
         if attribute_name(node) == "format":
-            self._mark_template(node.func.value)  # type: ignore[attr-defined]
+            self._mark_template(node.func.value, node)  # type: ignore[attr-defined]
         callee = self.callee(node)
         torch_callee = bool(callee and callee.startswith("torch"))
         position: Optional[Tuple[int, Kind]] = None
@@ -249,6 +315,8 @@ class DeviceStrings(Pass):
             keyword = arg.keyword.value
             if keyword in DEVICE_KEYWORDS:
                 kind = DEVICE_KEYWORDS[keyword] if torch_callee else Kind.STRING
+                if kind is Kind.LOCATION and callee != "torch.load":
+                    kind = Kind.OBJECT
                 self.mark(arg.value, kind, code)
             elif keyword == "default" and _mentions_device(option_name(node)):
                 self.mark(arg.value, Kind.STRING, "TP105")
@@ -334,7 +402,12 @@ class DeviceStrings(Pass):
     def _replacement(self, original: Literal, kind: Kind) -> cst.BaseExpression:
         literal = device_literal(original)
         if literal == "cuda":
-            return self.device() if kind is Kind.OBJECT else self._string_type()
+            if kind in (Kind.OBJECT, Kind.LOCATION):
+                return self.device()
+            return self._string_type()
+        index = _location_index(original) if kind is Kind.LOCATION else None
+        if index is not None:
+            return self.expr(INDEXED_DEVICE, index=index)
         # "cuda:N" / f"cuda:{i}" -> f"{DEVICE.type}:N" / f"{DEVICE.type}:{i}"
         if isinstance(original, cst.SimpleString):
             quote = original.quote
@@ -349,12 +422,11 @@ class DeviceStrings(Pass):
 
     def _leave_literal(self, original: Literal, updated: Literal) -> cst.BaseExpression:
         kind, code = self.kinds.get(original, (None, "TP109"))
+        if kind is Kind.MESSAGE:
+            self.report(original, code, MESSAGE)
+            return updated
         if kind is Kind.TEMPLATE:
-            return (
-                self._template(original)
-                if self.record_and_decide(original, code)
-                else updated
-            )
+            return updated  # rewritten with its .format() call or % operation
         if device_literal(original) is None:
             return updated
         if kind is Kind.IGNORE:
@@ -366,16 +438,65 @@ class DeviceStrings(Pass):
             return self._replacement(original, kind)
         return updated
 
-    def _template(self, original: cst.SimpleString) -> cst.FormattedString:
-        """ "cuda:{}" -> f"{DEVICE.type}:{{}}": the result is the same template."""
-        rest = str(original.evaluated_value)[len("cuda") :]
-        rest = rest.replace("{", "{{").replace("}", "}}")
-        head = cst.FormattedStringExpression(self.device_type())
-        return cst.FormattedString(
-            parts=[head, cst.FormattedStringText(rest)],
-            start="f" + original.quote,
-            end=original.quote,
+    def _is_template(self, node: cst.CSTNode) -> bool:
+        return self.kinds.get(node, (None,))[0] is Kind.TEMPLATE
+
+    def _format_call(self, original: cst.Call, updated: cst.Call):
+        """ "cuda:{}".format(i) -> "{}:{}".format(DEVICE.type, i): the device type
+        becomes the template's first argument."""
+        template = original.func.value  # type: ignore[attr-defined]
+        field = _FORMAT_FIELD.search(str(template.evaluated_value))
+        if field is None or not self.record_and_decide(template, "TP102"):
+            return updated
+        index, rest = field.group("index"), field.group("rest")
+        if index:  # numbered fields cannot mix with automatic ones: "{0}:{1}"
+            text = "{0}:{%d%s}" % (int(index) + 1, rest)
+        else:
+            text = "{}:{%s}" % rest
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        head = cst.Arg(
+            self._string_type(),
+            comma=comma if updated.args else cst.MaybeSentinel.DEFAULT,
         )
+        return updated.with_changes(
+            func=updated.func.with_changes(value=self._quoted(template, text)),
+            args=[head, *updated.args],
+        )
+
+    def _percent(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        """ "cuda:%d" % i -> "%s:%d" % (DEVICE.type, i)."""
+        if not self.record_and_decide(original.left, "TP102"):
+            return updated
+        text = "%s" + str(original.left.evaluated_value)[len("cuda") :]  # type: ignore
+        values = updated.right
+        if isinstance(values, cst.Tuple) and not any(
+            isinstance(e, cst.StarredElement) for e in values.elements
+        ):
+            elements = [e.value for e in values.elements]
+        else:
+            elements = [values]
+        right = self.expr(
+            "({device}.type, "
+            + ", ".join(f"{{v{i}}}" for i in range(len(elements)))
+            + ")",
+            **{f"v{i}": e for i, e in enumerate(elements)},
+        )
+        return updated.with_changes(left=self._quoted(original.left, text), right=right)
+
+    @staticmethod
+    def _quoted(original: cst.SimpleString, text: str) -> cst.SimpleString:
+        """``text`` as a literal with the quotes and prefix of ``original``."""
+        quote = original.quote
+        if quote in text or "\\" in text:
+            return cst.SimpleString(repr(text))
+        return cst.SimpleString(original.prefix + quote + text + quote)
+
+    def leave_BinaryOperation(self, original_node, updated_node):
+        if isinstance(original_node.operator, cst.Modulo) and self._is_template(
+            original_node.left
+        ):
+            return self._percent(original_node, updated_node)
+        return updated_node
 
     def leave_SimpleString(self, original_node, updated_node):
         return self._leave_literal(original_node, updated_node)
@@ -391,7 +512,25 @@ class DeviceStrings(Pass):
             return updated_node
         return self.device() if kind is Kind.OBJECT else self._string_type()
 
+    def _index_arguments(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """``x.to(gpu_id)`` -> ``x.to(torch.device(DEVICE.type, gpu_id) if ... else
+        DEVICE)``."""
+        args = list(updated.args)
+        for position, arg in enumerate(original.args):
+            if arg.value in self.indices and self.record_and_decide(
+                arg.value, "TP102", INDEX
+            ):
+                value = self.expr(INDEXED_DEVICE, index=args[position].value)
+                args[position] = args[position].with_changes(value=value)
+        return updated.with_changes(args=args)
+
     def leave_Call(self, original_node, updated_node):
+        if any(a.value in self.indices for a in original_node.args):
+            updated_node = self._index_arguments(original_node, updated_node)
+        if attribute_name(original_node) == "format" and self._is_template(
+            original_node.func.value
+        ):
+            return self._format_call(original_node, updated_node)
         # torch.device(DEVICE.type) -> DEVICE
         if (
             len(updated_node.args) == 1

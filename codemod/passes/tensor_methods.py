@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Set
+from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -19,7 +19,10 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `x.cuda()` to `x.to(DEVICE)`, keeping `non_blocking=` and "
-        "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(DEVICE.type, i))`.",
+        "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(DEVICE.type, i))`. "
+        "A storage (the first parameter of a `map_location=` lambda, or a name that "
+        "says `storage`) gets `.to(device=...)`: storage `.to` is keyword-only, and "
+        "its `.cuda(0)` means the current device, so it becomes `.to(device=DEVICE)`.",
         why="`.cuda()` raises on every machine without CUDA.",
         before=(
             "import torch\n"
@@ -40,9 +43,15 @@ RULES = (
         "`.is_cuda` only knows CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE.type != "cpu")`.',
+        what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE.type != "cpu")`. As '
+        "what an `assert` checks (alone or in an `and` chain), it becomes "
+        "`x.device.type == DEVICE.type`: the tensor is where the program computes. "
+        "In a module that uses `PackedSequence` (which has `.is_cuda` but no "
+        "`.device`) it is reported.",
         why='A plain `x.device.type == DEVICE.type` would call a CPU tensor "on the '
-        'accelerator" on a CPU-only machine; the `!= "cpu"` half keeps it false there.',
+        'accelerator" on a CPU-only machine; the `!= "cpu"` half keeps it false there. '
+        "An assertion checks placement: on the CPU the tensor is where it should be, "
+        "and the assertion must hold.",
         before=("import torch\n" "\n" "if x.is_cuda:\n" "    ..."),
         after=EXAMPLE_BINDING
         + ('if x.device.type == DEVICE.type != "cpu":\n' "    ..."),
@@ -56,7 +65,10 @@ RULES = (
         ACCELERATOR_TORCH,
         what='Rewrites `x.pin_memory()` to `(x.pin_memory() if DEVICE.type != "cpu" '
         "else x)` and `pin_memory=True` in tensor factories to `pin_memory=DEVICE.type "
-        '!= "cpu"`.',
+        '!= "cpu"`. A factory pinned at once, `torch.randn(2).pin_memory()`, becomes '
+        '`torch.randn(2, pin_memory=DEVICE.type != "cpu")`; another call pinned as a '
+        "whole statement (`return Batch(x).pin_memory()`) is bound to a name first, "
+        "so the receiver is written once.",
         why="Pinning needs an accelerator: on CPU PyTorch it raises, where a CUDA "
         "program would just have run slower.",
         before=("import torch\n" "\n" "batch = batch.pin_memory()"),
@@ -79,8 +91,27 @@ PINNING_FACTORIES = {
 }
 
 
+# Types with `.is_cuda` but no `.device` (torch.nn.utils.rnn): a module that uses
+# them may read `.is_cuda` of one.
+NO_DEVICE_TYPES = ("PackedSequence", "pack_padded_sequence", "pack_sequence")
+PACKED = (
+    "`.is_cuda` in a module that uses PackedSequence, which has no `.device`: for a "
+    'tensor use `x.device.type == DEVICE.type != "cpu"`, for a PackedSequence '
+    "`x.data.device.type`"
+)
+
+
+def _snake_case(name: str) -> str:
+    """``SimpleCustomBatch`` -> ``simple_custom_batch``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
 # Names that hold a device index in real code: `.cuda(rank)`, `.cuda(args.gpu)`.
 _INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|device_id|dev_id|idx|index|i)$")
+
+
+def _is_zero(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Integer) and value.evaluated_value == 0
 
 
 def _is_index(value: cst.BaseExpression) -> bool:
@@ -102,9 +133,45 @@ class TensorMethods(Pass):
         # A module that defines its own `cuda` method: `.cuda()` may not be torch's.
         self.own_cuda = "cuda" in context.facts.functions
         self.guarded: Set[cst.CSTNode] = set()
+        # Names that hold a storage: `map_location=lambda storage, loc: ...`.
+        self.storages: Set[str] = set()
         # `self.is_cuda = ...` somewhere: `.is_cuda` reads may be that attribute.
         self.own_is_cuda = "is_cuda" in context.facts.stored_attributes
         self.stores: Set[cst.CSTNode] = set()
+        # `return Batch(x).pin_memory()`: pin call -> its statement; the receiver is
+        # bound to a name on the line before (receiver node, name) when fixed.
+        self.hoistable: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.bindings: Dict[cst.CSTNode, Tuple[str, cst.BaseExpression]] = {}
+        self.packed = any(n in context.facts.identifiers for n in NO_DEVICE_TYPES)
+        # `.is_cuda` an assertion checks: the tensor is where the program computes.
+        self.placements: Set[cst.CSTNode] = set()
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        tests = [node.test]
+        while tests:
+            test = tests.pop()
+            if isinstance(test, cst.BooleanOperation) and isinstance(
+                test.operator, cst.And
+            ):
+                tests += [test.left, test.right]
+            elif isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
+                self.placements.add(test)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        value = node.value
+        if (
+            node.keyword is not None
+            and node.keyword.value == "map_location"
+            and isinstance(value, cst.Lambda)
+            and value.params.params
+        ):
+            self.storages.add(value.params.params[0].name.value)
+
+    def _is_storage(self, receiver: cst.BaseExpression) -> bool:
+        name = receiver.attr if isinstance(receiver, cst.Attribute) else receiver
+        return isinstance(name, cst.Name) and (
+            name.value in self.storages or "storage" in name.value.lower()
+        )
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.stores.add(node.target)
@@ -117,6 +184,58 @@ class TensorMethods(Pass):
 
     def visit_Del(self, node: cst.Del) -> None:
         self.stores.add(node.target)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if len(node.body) != 1:
+            return
+        statement = node.body[0]
+        value = getattr(statement, "value", None)
+        if isinstance(statement, cst.Assign) and len(statement.targets) != 1:
+            return
+        if (
+            isinstance(statement, (cst.Return, cst.Assign, cst.Expr))
+            and isinstance(value, cst.Call)
+            and attribute_name(value) == "pin_memory"
+            and isinstance(value.func.value, cst.Call)  # type: ignore[attr-defined]
+        ):
+            self.hoistable[value] = node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        binding = next(
+            (
+                self.bindings.pop(call)
+                for call, line in self.hoistable.items()
+                if line is original_node and call in self.bindings
+            ),
+            None,
+        )
+        if binding is None:
+            return updated_node
+        name, receiver = binding
+        assign = cst.SimpleStatementLine(
+            body=[
+                cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=receiver)
+            ],
+            leading_lines=updated_node.leading_lines,
+        )
+        return cst.FlattenSentinel(
+            [assign, updated_node.with_changes(leading_lines=[])]
+        )
+
+    def _binding_name(self, receiver: cst.Call) -> Optional[str]:
+        """A new name for the receiver, from its callee's last words in snake case
+        (``SimpleCustomBatch(x)`` -> ``custom_batch``); None if every candidate is
+        taken."""
+        callee = receiver.func
+        word = callee.attr if isinstance(callee, cst.Attribute) else callee
+        if not isinstance(word, cst.Name):
+            return None
+        words = _snake_case(word.value).split("_")
+        for count in (2, 1):
+            name = "_".join(words[-count:])
+            if name != word.value and name not in self.context.facts.identifiers:
+                return name
+        return None
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         # `x.pin_memory() if <guard> else x` is already guarded (by torchport or by hand).
@@ -170,15 +289,25 @@ class TensorMethods(Pass):
             original, "TP201", message, None if literal else Fix.UNSAFE
         ):
             return updated
-        if index:
+        storage = self._is_storage(updated.func.value)  # type: ignore[attr-defined]
+        # A storage's .cuda(0) goes to the current device (torch/storage.py).
+        if index and not (storage and _is_zero(index[0].value)):
             target = self.expr(
                 "{torch}.device({device}.type, {index})", index=index[0].value
             )
         else:
             target = self.device()
-        args = [cst.Arg(target)] + [
-            a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rest
-        ]
+        # Storage.to(*, device, non_blocking) takes keywords only.
+        first = cst.Arg(target)
+        if storage:
+            no_space = cst.SimpleWhitespace("")
+            first = first.with_changes(
+                keyword=cst.Name("device"),
+                equal=cst.AssignEqual(
+                    whitespace_before=no_space, whitespace_after=no_space
+                ),
+            )
+        args = [first] + [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rest]
         args = [
             (
                 a.with_changes(
@@ -206,8 +335,16 @@ class TensorMethods(Pass):
                 "module: if this is a tensor's, use `x.device.type == DEVICE.type`",
             )
             return updated_node
+        if self.packed:
+            self.report(original_node, "TP202", PACKED)
+            return updated_node
         if not self.record_and_decide(original_node, "TP202"):
             return updated_node
+        if original_node in self.placements:
+            return self.expr(
+                "{receiver}.device.type == {device}.type",
+                receiver=updated_node.value,
+            )
         return self.expr(
             '({receiver}.device.type == {device}.type != "cpu")',
             receiver=updated_node.value,
@@ -219,6 +356,46 @@ class TensorMethods(Pass):
         if not self.record_and_decide(original, "TP203"):
             return updated
         receiver = updated.func.value  # type: ignore[attr-defined]
+        source = original.func.value  # type: ignore[attr-defined]
+        if (
+            isinstance(source, cst.Call)
+            and self.callee(source) in PINNING_FACTORIES
+            and not any(a.star or a.keyword for a in source.args)
+        ):
+            # torch.randn(2).pin_memory() -> torch.randn(2, pin_memory=...): the
+            # factory pins what it makes.
+            return receiver.with_changes(
+                args=(
+                    [
+                        *receiver.args[:-1],
+                        receiver.args[-1].with_changes(
+                            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                        ),
+                        cst.Arg(
+                            self.expr('{device}.type != "cpu"'),
+                            keyword=cst.Name("pin_memory"),
+                            equal=cst.AssignEqual(
+                                whitespace_before=cst.SimpleWhitespace(""),
+                                whitespace_after=cst.SimpleWhitespace(""),
+                            ),
+                        ),
+                    ]
+                    if receiver.args
+                    else [
+                        cst.Arg(
+                            self.expr('{device}.type != "cpu"'),
+                            keyword=cst.Name("pin_memory"),
+                        )
+                    ]
+                )
+            )
+        name = self._binding_name(source) if original in self.hoistable else None
+        if name is not None:
+            self.bindings[original] = (name, receiver)
+            receiver = cst.Name(name)
+            updated = updated.with_changes(
+                func=updated.func.with_changes(value=cst.Name(name))
+            )
         return self.expr(
             '({call} if {device}.type != "cpu" else {receiver})',
             call=updated,

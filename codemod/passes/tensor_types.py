@@ -1,0 +1,281 @@
+"""TP313: the legacy ``torch.cuda.*Tensor`` types.
+
+A legacy CUDA type names a dtype on the CUDA device, so each use becomes that dtype
+on the module's device binding:
+- a constructor, ``torch.cuda.FloatTensor([1, 2])`` / ``(2, 3)``, becomes
+  ``torch.tensor(..., dtype=..., device=DEVICE)`` / ``torch.empty(...)``;
+- a conversion, ``x.type(torch.cuda.FloatTensor)`` or ``x.type("torch.cuda.
+  FloatTensor")``, becomes ``x.to(DEVICE, torch.float32)``;
+- a type test, ``isinstance(x, torch.cuda.FloatTensor)``, becomes a test of the
+  tensor's dtype and device.
+``torch.set_default_tensor_type(torch.cuda.HalfTensor)`` is reported: its nearest
+portable form, ``torch.set_default_dtype`` with ``torch.set_default_device``, does
+not reach the legacy ``torch.Tensor(...)`` constructor (checked on torch 2.13).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Set
+
+import libcst as cst
+
+from codemod import catalog
+from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
+from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
+
+RULES = (
+    Rule(
+        "TP313",
+        "cuda-tensor-type",
+        "legacy `torch.cuda.*Tensor` types only know CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`torch.cuda.FloatTensor([1, 2])` becomes `torch.tensor([1, 2], "
+        "dtype=torch.float32, device=DEVICE)` and `torch.cuda.FloatTensor(2, 3)` "
+        "`torch.empty(2, 3, dtype=torch.float32, device=DEVICE)`; "
+        '`x.type(torch.cuda.FloatTensor)` (or `x.type("torch.cuda.FloatTensor")`) '
+        "becomes `x.to(DEVICE, torch.float32)`; `isinstance(x, torch.cuda."
+        "FloatTensor)` becomes `(isinstance(x, torch.Tensor) and x.dtype == "
+        'torch.float32 and x.device.type == DEVICE.type != "cpu")`. Other uses (as '
+        "a value, with arguments that may be data or sizes, "
+        "`torch.set_default_tensor_type`) are reported.",
+        why="The legacy constructors exist only for CUDA.",
+        before=(
+            "import torch\n"
+            "\n"
+            "mask = torch.cuda.BoolTensor([True, False])\n"
+            "half = mask.type(torch.cuda.HalfTensor)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "mask = torch.tensor([True, False], dtype=torch.bool, device=DEVICE)\n"
+            "half = mask.to(DEVICE, torch.float16)"
+        ),
+        safety="Safe for list or tuple literals and integer sizes, for `.type()` of "
+        "a tensor and for `isinstance` of a name. `.type()` of a tensor already on a "
+        "CUDA device other than the current one keeps it there, where `.to(DEVICE)` "
+        "moves it to the current device (one GPU per process is unaffected). A "
+        "receiver named like a module is reported: `nn.Module.type()` also casts "
+        "integer buffers, which `.to()` leaves. `set_default_tensor_type` is reported:"
+        " `torch.set_default_device` does not reach the legacy `torch.Tensor(...)` "
+        "constructor.",
+    ),
+)
+register(*RULES)
+
+TENSOR_TYPES = catalog.TENSOR_TYPES
+# "torch.cuda.FloatTensor" written as a string, as `.type()` accepts it.
+_TYPE_STRING = re.compile(r"torch\.cuda\.(?P<name>\w+)Tensor")
+# Receivers that are probably an nn.Module, whose .type() casts every buffer.
+_MODULE_NAME = re.compile(r"(^|_)(model|module|net|network|self|layer|encoder)s?$")
+DEFAULT_TYPE = (
+    "`torch.set_default_tensor_type` with a CUDA type: "
+    "`torch.set_default_dtype(...)` with `torch.set_default_device(DEVICE)` is the "
+    "portable form, but the legacy `torch.Tensor(...)` constructor ignores the "
+    "default device; port those constructors first"
+)
+MODULE_TYPE = (
+    "`.type()` of what may be an nn.Module: `Module.type()` casts integer buffers "
+    "too; for a tensor use `x.to(DEVICE, dtype)`, for a module `.to(DEVICE)` and "
+    "`.to(dtype)` (floating parameters only)"
+)
+
+
+def _is_module_name(node: cst.BaseExpression) -> bool:
+    name = node.attr if isinstance(node, cst.Attribute) else node
+    return isinstance(name, cst.Name) and bool(_MODULE_NAME.search(name.value))
+
+
+def _tensor_form(call: cst.Call) -> Optional[str]:
+    """ "data" for ``FloatTensor([...])``, "sizes" for ``FloatTensor(2, 3)``."""
+    args = call.args
+    if not all(a.keyword is None and not a.star for a in args):
+        return None
+    if len(args) == 1 and isinstance(
+        args[0].value, (cst.List, cst.Tuple, cst.ListComp)
+    ):
+        return "data"
+    if all(isinstance(a.value, cst.Integer) for a in args):
+        return "sizes"
+    return None
+
+
+class TensorTypes(Pass):
+    RULES = RULES
+    TRIGGER = catalog.trigger_of("tensor_types")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self.handled: Set[cst.CSTNode] = set()  # type names their parent rewrites
+        self.bare: Set[cst.CSTNode] = set()  # positions that need no parentheses
+        self.callees: Set[cst.CSTNode] = set()
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if not node.star:
+            self.bare.add(node.value)
+
+    def visit_If(self, node: cst.If) -> None:
+        self.bare.add(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.bare.add(node.test)
+
+    def _dtype(self, node: cst.CSTNode) -> Optional[str]:
+        """``float32`` for ``torch.cuda.FloatTensor`` or "torch.cuda.FloatTensor"."""
+        if isinstance(node, cst.SimpleString):
+            match = _TYPE_STRING.fullmatch(str(node.evaluated_value))
+            return TENSOR_TYPES.get(match.group("name")) if match else None
+        name = self.qualified_name(node) or ""
+        if name.startswith("torch.cuda.") and name.endswith("Tensor"):
+            return TENSOR_TYPES.get(name[len("torch.cuda.") : -len("Tensor")])
+        return None
+
+    # -- classification, top-down ---------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        args = node.args
+        if not args or args[0].keyword is not None or args[0].star:
+            return
+        first = args[0].value
+        if attribute_name(node) == "type" and self._dtype(first):
+            self.handled.add(first)
+        elif self.callee(node) in ("isinstance", "builtins.isinstance") or (
+            isinstance(node.func, cst.Name) and node.func.value == "isinstance"
+        ):
+            if len(args) == 2 and self._dtype(args[1].value):
+                self.handled.add(args[1].value)
+        elif self.callee(node) == "torch.set_default_tensor_type" and self._dtype(
+            first
+        ):
+            self.handled.add(first)
+            self.report(node, "TP313", DEFAULT_TYPE)
+
+    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+        self._reference(node)
+        return None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._reference(node)
+
+    def _reference(self, node: cst.CSTNode) -> None:
+        """A legacy type used other than by calling it or converting to it."""
+        if node in self.handled or not self._dtype(node):
+            return
+        self.handled.add(node)
+        short = self.qualified_name(node)[len("torch.") :]  # type: ignore[index]
+        if not self._is_called(node):
+            self.report(
+                node,
+                "TP313",
+                f"`torch.{short}` used as a value: only calls are " "rewritten",
+            )
+
+    def _is_called(self, node: cst.CSTNode) -> bool:
+        return node in self.callees
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.callees = {
+            n.func
+            for n in _calls(node)
+            if isinstance(n.func, (cst.Attribute, cst.Name))
+        }
+
+    # -- rewriting, bottom-up -------------------------------------------------
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if original_node.func in self.callees and self._dtype(original_node.func):
+            return self._constructor(original_node, updated_node)
+        args = original_node.args
+        if (
+            attribute_name(original_node) == "type"
+            and args
+            and args[0].value in (self.handled)
+        ):
+            return self._conversion(original_node, updated_node)
+        if (
+            len(args) == 2
+            and args[1].value in self.handled
+            and self._dtype(args[1].value)
+            and attribute_name(original_node) is None
+        ):
+            return self._type_test(original_node, updated_node)
+        return updated_node
+
+    def _constructor(self, original: cst.Call, updated: cst.Call):
+        short = self.qualified_name(original.func)[len("torch.") :]  # type: ignore
+        form = _tensor_form(original)
+        if form is None:
+            self.report(
+                original,
+                "TP313",
+                f"`torch.{short}(...)`: tell data from sizes, then use "
+                "`torch.tensor(data, ...)` or `torch.empty(*sizes, ...)` with "
+                "`device=DEVICE`",
+            )
+            return updated
+        if not self.record_and_decide(original, "TP313"):
+            return updated
+        dtype = self._dtype(original.func)
+        keywords = f"dtype={{torch}}.{dtype}, device={{device}}"
+        if form == "data":
+            return self.expr(
+                "{torch}.tensor({data}, " + keywords + ")", data=updated.args[0].value
+            )
+        sizes = [a.value.value for a in updated.args]  # type: ignore[attr-defined]
+        shape = ", ".join(sizes) or "0"
+        return self.expr("{torch}.empty(" + shape + ", " + keywords + ")")
+
+    def _conversion(self, original: cst.Call, updated: cst.Call):
+        """``x.type(torch.cuda.FloatTensor)`` -> ``x.to(DEVICE, torch.float32)``."""
+        receiver = original.func.value  # type: ignore[attr-defined]
+        if _is_module_name(receiver):
+            self.report(original, "TP313", MODULE_TYPE)
+            return updated
+        if not self.record_and_decide(original, "TP313"):
+            return updated
+        dtype = self._dtype(original.args[0].value)
+        head = self.expr("{device}, {torch}." + dtype)  # a tuple: two arguments
+        args = [cst.Arg(e.value) for e in head.elements] + list(updated.args[1:])  # type: ignore
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        args = [
+            a.with_changes(
+                comma=comma if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT
+            )
+            for i, a in enumerate(args)
+        ]
+        return updated.with_changes(
+            func=updated.func.with_changes(attr=cst.Name("to")), args=args
+        )
+
+    def _type_test(self, original: cst.Call, updated: cst.Call):
+        """``isinstance(x, torch.cuda.FloatTensor)`` -> a dtype-and-device test."""
+        subject = original.args[0].value
+        if not isinstance(subject, (cst.Name, cst.Attribute)):
+            self.report(
+                original,
+                "TP313",
+                "`isinstance` of an expression: test "
+                "`x.dtype` and `x.device.type` of a name instead",
+            )
+            return updated
+        if not self.record_and_decide(original, "TP313"):
+            return updated
+        dtype = self._dtype(original.args[1].value)
+        x = updated.args[0].value
+        test = self.expr(
+            "(isinstance({x}, {torch}.Tensor) and {y}.dtype == {torch}."
+            + dtype
+            + ' and {z}.device.type == {device}.type != "cpu")',
+            x=x,
+            y=x.deep_clone(),
+            z=x.deep_clone(),
+        )
+        return test.with_changes(lpar=[], rpar=[]) if original in self.bare else test
+
+
+def _calls(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            yield current
+        stack.extend(current.children)
