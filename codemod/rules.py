@@ -33,6 +33,9 @@ class Rule:
     before: str = ""  # documentation: example input
     after: str = ""  # documentation: example output
     safety: str = ""  # documentation: why the fix is safe / unsafe / absent
+    # "error": the site can break off CUDA, so it fails --check; "info": it runs
+    # everywhere as it stands (shown and counted, fails only with --strict).
+    severity: str = "error"
 
 
 REGISTRY: Dict[str, Rule] = {}

@@ -124,7 +124,7 @@ def test_diagnostics_point_into_cells(tmp_path):
     records = json.loads(
         run_cli(["--output-format", "json", "--check", str(target)]).stdout
     )
-    assert {(r["cell"], r["line"], r["col"]) for r in records} == {
+    assert {(r["cell"], *r["location"].values()) for r in records} == {
         (3, 2, 9),
         (3, 3, 29),
         (6, 2, 18),
