@@ -49,6 +49,7 @@ def register(*rules: Rule) -> None:
 
 
 def all_rules() -> Dict[str, Rule]:
+    import codemod.notebook  # noqa: F401  (registers TP990, skipped notebook cells)
     import codemod.passes  # noqa: F401  (registers every pass's rules)
 
     return dict(sorted(REGISTRY.items()))
