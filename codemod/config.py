@@ -170,8 +170,12 @@ def _unknown_codes(codes: List[str]) -> str:
     known = list(all_rules())
     parts = []
     for code in codes:
-        close = difflib.get_close_matches(code.upper(), known, n=3, cutoff=0.6)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        if len(code) <= 3:  # a family: name the families there are
+            families = sorted({c[:3] for c in known})
+            hint = f" (the families are {', '.join(families)})"
+        else:
+            close = difflib.get_close_matches(code.upper(), known, n=3, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         parts.append(f"{code!r}{hint}")
     what = "rule code or prefix" if len(codes) == 1 else "rule codes or prefixes"
     return f"unknown {what} {', '.join(parts)}; see `torchport rule --all`"

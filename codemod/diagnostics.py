@@ -151,6 +151,11 @@ def edits_of(diff: str) -> List[Edit]:
     return edits
 
 
+def _as_findings(given) -> "Findings":
+    """Renderers take Findings, or a plain list of diagnostics."""
+    return given if isinstance(given, Findings) else Findings(list(given))
+
+
 @dataclass
 class Findings:
     """What a run shows: its diagnostics, its problems, and how it ran."""
@@ -202,6 +207,8 @@ def render_text(findings: Findings, color: bool = False) -> str:
     Problems go to standard error (``render_problems``)."""
     import click
 
+    findings = _as_findings(findings)
+
     def style(text: str, key: str) -> str:
         if not color:
             return text
@@ -228,6 +235,7 @@ def _location(row: Optional[int], column: Optional[int]) -> Optional[dict]:
 
 def json_records(findings: Findings) -> List[dict]:
     """One record per diagnostic (shaped like Ruff's JSON), then one per problem."""
+    findings = _as_findings(findings)
     records = []
     for d in findings.diagnostics:
         fix = None
@@ -315,6 +323,7 @@ def render_github(findings: Findings) -> str:
     In a notebook the annotation names the file and the message names the cell.
     Sites that fail the check are warnings, informational ones notices.
     """
+    findings = _as_findings(findings)
     out: List[str] = []
     for d in findings.diagnostics:
         level = "notice" if d.severity == "info" and not findings.strict else "warning"
@@ -359,6 +368,7 @@ def render_sarif(findings: Findings) -> str:
     from codemod.rules import all_rules
 
     rules = all_rules()
+    findings = _as_findings(findings)
     used = sorted({d.code for d in findings.diagnostics})
     index = {code: i for i, code in enumerate(used)}
     descriptors = []

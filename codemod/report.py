@@ -322,7 +322,7 @@ def render_markdown(data: ReportData) -> str:
         out.append("")
     out += [
         "## Where the remaining work is\n",
-        "| Folder | Files | Changed | Rewritten | Left to review | Informational"
+        f"| Folder | Files | Changed | {column} | Left to review | Informational"
         " | Suppressed |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]

@@ -42,6 +42,8 @@ def test_unknown_code_suggests_close_ones(tmp_path):
     proc = run_cli(["--ignore", "TP2011", "a.py"], cwd=tmp_path)
     assert proc.returncode == 2
     assert "unknown rule code or prefix 'TP2011' (did you mean TP201" in proc.stderr
+    proc = run_cli(["--select", "TP7", "a.py"], cwd=tmp_path)
+    assert "'TP7' (the families are TP1, TP2, TP3, TP4, TP5, TP6, TP9)" in proc.stderr
 
 
 def test_unknown_code_in_pyproject_is_an_error(tmp_path):
