@@ -51,9 +51,9 @@ class Diagnostic:
 
 def severity(code: str) -> str:
     """ "error" (the site can break off CUDA) or "info" (it runs everywhere as it is)."""
-    from codemod.rules import all_rules
+    from codemod.rules import REGISTRY, all_rules
 
-    rule = all_rules().get(code)
+    rule = REGISTRY.get(code) or all_rules().get(code)
     return getattr(rule, "severity", "error") if rule else "error"
 
 

@@ -105,8 +105,12 @@ def test_github_annotations_cannot_be_forged(evil_tree):
         ["--check", "--output-format", "github", str(evil_tree)], cwd=evil_tree
     )
     lines = proc.stdout.splitlines()
+    # A site is a warning, the file that does not parse an error: one line each.
     assert lines and all(
-        line.startswith("::warning title=torchport TP") for line in lines
+        line.startswith(
+            ("::warning title=torchport TP", "::error title=torchport parse-error,")
+        )
+        for line in lines
     )
     # the file property is escaped: ',' ':' '%' and line breaks cannot end it
     assert any(
