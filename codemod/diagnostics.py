@@ -73,7 +73,9 @@ class Problem:
 
     @property
     def text(self) -> str:
-        return _clean(f"{self.path}: {self.message}")
+        """``path: reason``; in a notebook ``path:cell N: reason``."""
+        in_cell = self.path.endswith(".ipynb") and self.message.startswith("cell ")
+        return _clean(f"{self.path}:{'' if in_cell else ' '}{self.message}")
 
 
 _KINDS = (

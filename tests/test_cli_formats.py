@@ -42,7 +42,7 @@ def test_diff_prints_only_the_diff_and_one_summary_line(project):
     assert proc.stdout.startswith("--- a/train.py\n+++ b/train.py\n@@ ")
     assert all(line[:1] in "+- @\\" for line in proc.stdout.splitlines())
     assert proc.stderr.splitlines() == [
-        "Would rewrite 2 of 2 files (5 sites); 2 sites left (1 informational);"
+        "Would rewrite 2 of 2 files (6 sites); 2 sites left (1 informational);"
         " 0 errors"
     ]
 
@@ -67,7 +67,7 @@ def test_json_is_complete_under_check(project):
     assert cuda["fix"]["applicability"] == "safe" and cuda["fix"]["applied"] is False
     assert by_code["TP601"]["severity"] == "info" and by_code["TP601"]["fix"] is None
     assert by_code["TP109"]["state"] == "reported"
-    assert {r["cell"] for r in records if r["filename"] == "nb.ipynb"} == {3, 6}
+    assert {r["cell"] for r in records if r["filename"] == "nb.ipynb"} == {3, 4, 6}
 
 
 def _apply(text: str, edits) -> str:
