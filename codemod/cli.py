@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from dataclasses import dataclass, replace
@@ -12,8 +13,16 @@ from typing import List, Optional, Sequence
 import click
 
 from codemod import __version__
-from codemod.config import ConfigError, resolve_options
-from codemod.diagnostics import RENDERERS, render_fixes
+from codemod.config import ConfigError, either, git_info_exclude, resolve_options
+from codemod.diagnostics import (
+    RENDERERS,
+    Findings,
+    edits_of,
+    fails,
+    plural,
+    problems_of,
+    render_fixes,
+)
 from codemod.options import Options
 from codemod.text import printable, printable_path
 from codemod.engine import (
@@ -28,105 +37,199 @@ from codemod.engine import (
 )
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, like a shell
+
+# Words that name a subcommand. The older `rules` and `explain` give way to a file
+# or folder of that name, so `torchport rules` still migrates a `rules/` package.
+COMMANDS = ("check", "fix", "rule", "report")
+YIELDING_COMMANDS = ("rules", "explain")
 
 
 class DefaultGroup(click.Group):
-    """``torchport PATH...`` runs the rewrite; ``torchport rules`` is a subcommand."""
+    """``torchport PATH...`` rewrites (as ``torchport fix``); the rest are subcommands."""
 
     def parse_args(self, ctx, args):
-        if not args or args[0] not in (*self.commands, "--version"):
-            args = ["run", *args]
+        first = args[0] if args else None
+        if first in ("--version", "-V", "-h", "--help"):
+            return super().parse_args(ctx, args)
+        if first in YIELDING_COMMANDS and os.path.exists(first):
+            first = None  # a path the user wants to migrate
+        if first not in (*COMMANDS, *YIELDING_COMMANDS):
+            args = ["fix", *args]
         return super().parse_args(ctx, args)
 
     def format_usage(self, ctx, formatter):
-        formatter.write_usage("torchport", "[OPTIONS] [PATH]... | rules | explain CODE")
+        formatter.write_usage(
+            "torchport", "[fix|check|report|rule] [OPTIONS] [PATH]..."
+        )
+
+    def list_commands(self, ctx):
+        return [*COMMANDS, *YIELDING_COMMANDS]
 
 
-@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="torchport")
+@click.group(
+    cls=DefaultGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="`torchport PATH...` is `torchport fix PATH...`. `torchport fix --help`"
+    " lists the options. Exit codes: 0 nothing to do, 1 sites or changes found,"
+    " 2 usage, configuration, parse or internal errors.",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="torchport")
 def main() -> None:
     """Rewrite CUDA-specific PyTorch code into device-portable code."""
 
 
-@main.command("run")
+def _codes_option(name: str, text: str):
+    return click.option(
+        name,
+        multiple=True,
+        metavar="CODES",
+        help=text + " Comma-separated; repeat the option to add more.",
+    )
+
+
+def run_options(command):
+    """The options shared by `fix`, `check` and `report`."""
+    options = [
+        _codes_option(
+            "--select", "Rule codes or prefixes to enable (default: TP, all)."
+        ),
+        _codes_option("--extend-select", "Rule codes or prefixes to add to select."),
+        _codes_option("--ignore", "Rule codes or prefixes to disable."),
+        click.option(
+            "--unsafe-fixes/--no-unsafe-fixes",
+            default=None,
+            help="Also apply fixes that need review.",
+        ),
+        click.option(
+            "--target-torch",
+            help="Oldest torch release the code must run on, e.g. 2.6.",
+        ),
+        click.option(
+            "--device-name",
+            help="Name of the module-level device binding (default DEVICE).",
+        ),
+        click.option(
+            "--format/--no-format",
+            "format_code",
+            default=None,
+            help="Black the changed lines (default on).",
+        ),
+        click.option(
+            "-j",
+            "--jobs",
+            type=click.IntRange(min=1),
+            help="Worker processes (default: all cores).",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def output_options(command):
+    options = [
+        click.option(
+            "--output-format",
+            type=click.Choice(sorted(RENDERERS)),
+            default="text",
+            show_default=True,
+            help="text, json (Ruff-shaped records), github (annotations) or sarif.",
+        ),
+        click.option(
+            "--show-fixes", is_flag=True, help="List the sites rewritten in each file."
+        ),
+        click.option(
+            "--stdin-filename",
+            help="The name (and configuration) for input read from '-'.",
+        ),
+        click.option(
+            "--statistics",
+            is_flag=True,
+            help="Print counts per rule and family instead of each site.",
+        ),
+        click.option(
+            "--strict",
+            is_flag=True,
+            help="Informational sites (portable as they stand) fail too.",
+        ),
+        click.option(
+            "--exit-zero",
+            is_flag=True,
+            help="Exit 0 even when sites remain or files would change (2 stays 2).",
+        ),
+        click.option(
+            "--report",
+            "report_file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Also write a migration report (.md or .html).",
+        ),
+        click.option(
+            "-q",
+            "--quiet",
+            is_flag=True,
+            help="Print diagnostics only: no summary, no progress bar.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@main.command("fix")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option(
-    "--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing."
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print a unified diff and nothing else on stdout; write nothing.",
 )
 @click.option(
     "--check",
     is_flag=True,
     help="Write nothing; exit 1 if anything would change or remains.",
 )
-@click.option(
-    "--select", help="Comma-separated rule codes or prefixes to enable (default: TP)."
-)
-@click.option("--ignore", help="Comma-separated rule codes or prefixes to disable.")
-@click.option(
-    "--unsafe-fixes/--no-unsafe-fixes",
-    default=None,
-    help="Also apply fixes that need review.",
-)
-@click.option(
-    "--target-torch", help="Oldest torch release the code must run on, e.g. 2.6."
-)
-@click.option(
-    "--device-name", help="Name of the module-level device binding (default DEVICE)."
-)
-@click.option(
-    "--output-format",
-    type=click.Choice(sorted(RENDERERS)),
-    default="text",
-    show_default=True,
-)
-@click.option(
-    "--format/--no-format",
-    "format_code",
-    default=None,
-    help="Black the changed lines (default on).",
-)
-@click.option(
-    "--show-fixes", is_flag=True, help="List the sites rewritten in each file."
-)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    help="Worker processes (default: all cores).",
-)
-@click.option("--stdin-filename", help="The name to report for input read from '-'.")
-@click.option(
-    "--statistics",
-    is_flag=True,
-    help="Print counts per rule and family instead of each site.",
-)
-@click.option(
-    "-q",
-    "--quiet",
-    is_flag=True,
-    help="Print diagnostics only: no summary, no progress bar.",
-)
-def run_command(
+@run_options
+@output_options
+def fix_command(paths, show_diff, check, **options) -> None:
+    """Rewrite PATHS (files and folders; '-' for stdin) in place."""
+    mode = DIFF if show_diff else CHECK if check else WRITE
+    _run_command(paths, mode, **options)
+
+
+@main.command("check")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff instead.")
+@run_options
+@output_options
+def check_command(paths, show_diff, **options) -> None:
+    """Report what `fix` would change and what remains; write nothing."""
+    _run_command(paths, DIFF if show_diff else CHECK, **options)
+
+
+def _run_command(
     paths,
-    show_diff,
-    check,
+    mode,
     select,
+    extend_select,
     ignore,
     unsafe_fixes,
     target_torch,
     device_name,
-    output_format,
     format_code,
-    show_fixes,
     jobs,
+    output_format,
+    show_fixes,
     stdin_filename,
     statistics,
+    strict,
+    exit_zero,
+    report_file,
     quiet,
 ) -> None:
-    """Rewrite PATHS (files and folders; '-' for stdin) in place."""
-    mode = DIFF if show_diff else CHECK if check else WRITE
     flags = {
         "select": select,
+        "extend-select": extend_select,
         "ignore": ignore,
         "unsafe-fixes": unsafe_fixes,
         "target-torch": target_torch,
@@ -135,17 +238,30 @@ def run_command(
     }
     stdin = list(paths) == ["-"]
     where = [stdin_filename] if stdin and stdin_filename else paths or ["."]
-    try:
-        settings = resolve_options(where, flags)
-    except ConfigError as error:
-        click.echo(f"torchport: {printable(str(error))}", err=True)
-        sys.exit(EXIT_ERROR)
+    settings = _settings(where, flags)
     if not quiet:
         _warn_old_target(settings)
-    job = Job(mode, settings.options, settings.format, settings.per_file)
-    view = View(output_format, mode, quiet, show_fixes, statistics, settings.options)
+    view = View(
+        output_format,
+        mode,
+        quiet,
+        show_fixes,
+        statistics,
+        settings.options,
+        strict=strict,
+        exit_zero=exit_zero,
+        color=_wants_color(),
+    )
+    # JSON and SARIF give each fix its edit: they need the diff of each file.
+    wants_diff = mode == CHECK and output_format in ("json", "sarif")
+    job = Job(
+        DIFF if wants_diff else mode,
+        settings.options,
+        settings.format,
+        settings.per_file,
+    )
     if stdin:
-        sys.exit(_run_stdin(job, stdin_filename or "-", view))
+        sys.exit(_run_stdin(job, stdin_filename or "-", view, settings.exclude))
     if not paths:
         click.echo(
             "torchport: no paths given (use '.' for this folder, '-' for stdin)",
@@ -153,15 +269,50 @@ def run_command(
         )
         sys.exit(EXIT_ERROR)
     with _interruptible():
-        files, errors = discover(paths, exclude=settings.exclude, extensions=EXTENSIONS)
-        if settings.exclude is not None:
-            # Files named on the command line (as pre-commit does) are excluded too.
-            files = [f for f in files if not settings.exclude(f, False)]
+        files, errors = _files(paths, settings)
+        before = _snapshot(files) if report_file is not None and mode == WRITE else None
         results = _run(files, job, jobs, progress=_wants_progress(len(files), quiet))
-    sys.exit(_report(results, errors, view))
+    code = _report(results, errors, view)
+    if report_file is not None:
+        from codemod.report import write_report
+
+        write_report(report_file, results, errors, mode, settings, before)
+        if not quiet:
+            click.echo(f"Wrote the migration report to {report_file}", err=True)
+    sys.exit(code)
 
 
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, like a shell
+def _settings(where, flags):
+    try:
+        return resolve_options(where, flags)
+    except ConfigError as error:
+        click.echo(f"torchport: {printable(str(error))}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+def _files(paths, settings):
+    """Files to process: folders walked, .gitignore and .git/info/exclude honoured,
+    and ``exclude`` applied to named files too (as pre-commit names them)."""
+    walk_exclude = either(settings.exclude, git_info_exclude(paths))
+    files, errors = discover(paths, exclude=walk_exclude, extensions=EXTENSIONS)
+    if settings.exclude is not None:
+        files = [f for f in files if not settings.exclude(f, False)]
+    return files, errors
+
+
+def _snapshot(files) -> dict:
+    """The bytes of the files a rewrite may change, for the report's diffs."""
+    from codemod.engine import needs_parsing
+
+    kept = {}
+    for path in files:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        if needs_parsing(data):
+            kept[str(path)] = data
+    return kept
 
 
 @contextlib.contextmanager
@@ -206,6 +357,16 @@ class View:
     show_fixes: bool = False
     statistics: bool = False
     options: Optional[Options] = None  # for the count of unsafe fixes left
+    strict: bool = False  # informational sites fail too
+    exit_zero: bool = False
+    color: bool = False
+
+
+def _wants_color() -> bool:
+    """Colour on a terminal; never under NO_COLOR, in CI logs, or when piped."""
+    if os.environ.get("NO_COLOR") or os.environ.get("CI"):
+        return False
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
 def _wants_progress(count: int, quiet: bool) -> bool:
@@ -215,8 +376,15 @@ def _wants_progress(count: int, quiet: bool) -> bool:
 def _run(files, job: Job, jobs: Optional[int], progress: bool) -> List[FileResult]:
     if not progress:
         return run(files, job, jobs)
+    # No time estimate: the first files (the ones with CUDA code, parsed while the
+    # workers start) say nothing about the rest, and the estimate misled.
     with click.progressbar(
-        length=len(files), label="torchport", file=sys.stderr
+        length=len(files),
+        label="torchport",
+        file=sys.stderr,
+        show_eta=False,
+        show_pos=True,
+        show_percent=True,
     ) as bar:
         return run(files, job, jobs, progress=bar.update)
 
@@ -237,41 +405,68 @@ def _warn_old_target(settings) -> None:
         )
 
 
-def _run_stdin(job: Job, name: str, view: View) -> int:
+def _run_stdin(job: Job, name: str, view: View, exclude) -> int:
     data = sys.stdin.buffer.read()
     path = Path(name) if name != "-" else None
+    if path is not None and exclude is not None and exclude(path, False):
+        # Ruff's --force-exclude: an excluded file passes through untouched.
+        if view.mode == WRITE:
+            sys.stdout.buffer.write(data)
+        return EXIT_CLEAN
     if path is not None and job.per_file is not None:
         job = replace(job, options=job.per_file(path))
     result = process_source(name, data, job, path)
     if view.mode == WRITE:
         sys.stdout.buffer.write(result.output if result.output is not None else data)
         sys.stdout.flush()
-    elif view.mode == DIFF and result.diff:
+    elif view.mode == DIFF:
         click.echo(result.diff, nl=False)
-    shown = _shown(result.diagnostics, view)
-    stream = sys.stderr if view.mode == WRITE else sys.stdout
-    if view.statistics:
-        stream.write(statistics_text([result]))
-    elif shown or view.output_format == "json":
-        stream.write(RENDERERS[view.output_format](shown))
+    stream = sys.stderr if view.mode in (WRITE, DIFF) else sys.stdout
+    findings = _findings([result], [], view)
+    if view.mode != DIFF:
+        if view.statistics:
+            stream.write(statistics_text([result]))
+        else:
+            stream.write(_render(findings, view))
     hint = unsafe_hint([result], view.options)
     if hint and not view.quiet:
         click.echo(hint, err=True)
-    if view.show_fixes and view.output_format == "text":
+    if view.show_fixes and view.output_format == "text" and view.mode != DIFF:
         stream.write(render_fixes([result], _fix_heading(view)))
-    if result.error:
-        click.echo(printable_path(result.error), err=True)
-        return EXIT_ERROR
-    if _remaining(result.diagnostics) or (view.mode != WRITE and result.changed):
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
+    for problem in findings.problems:
+        click.echo(problem.text, err=True)
+    return _exit_code([result], findings.problems, view)
+
+
+def _findings(results: Sequence[FileResult], errors: List[str], view: View):
+    """Everything a format shows: the sites, and each problem as a record."""
+    problems = [p for line in errors for p in problems_of(*_split_error(line))]
+    problems += [p for r in results if r.error for p in problems_of(r.path, r.error)]
+    edits = {r.path: edits_of(r.diff) for r in results if r.diff}
+    shown = [d for r in results for d in _shown(r.diagnostics, view)]
+    return Findings(shown, problems, view.mode, edits, view.strict)
+
+
+def _split_error(line: str):
+    """``path: reason`` from discovery -> (path, line)."""
+    path = line.rsplit(": ", 1)[0] if ": " in line else line
+    return path, line
+
+
+def _render(findings: Findings, view: View) -> str:
+    if view.output_format == "text":
+        return RENDERERS["text"](findings, color=view.color)
+    if not findings.diagnostics and not findings.problems:
+        if view.output_format == "github":
+            return ""
+    return RENDERERS[view.output_format](findings)
 
 
 def _shown(diagnostics, view: View):
     """Write mode shows what is left; check and diff show every site.
 
-    With --show-fixes, the json and github formats list the rewritten sites too
-    (the text format lists them in a block of their own).
+    With --show-fixes, the machine formats list the rewritten sites too (the text
+    format lists them in a block of their own).
     """
     if view.mode != WRITE or (view.show_fixes and view.output_format != "text"):
         return list(diagnostics)
@@ -282,40 +477,55 @@ def _fix_heading(view: View) -> str:
     return "Fixed in" if view.mode == WRITE else "Would fix in"
 
 
+def _report(results: Sequence[FileResult], errors: List[str], view: View) -> int:
+    findings = _findings(results, errors, view)
+    if view.mode == DIFF:  # stdout carries the diff and nothing else
+        for result in results:
+            if result.diff:
+                click.echo(result.diff, nl=False)
+    elif view.statistics:
+        click.echo(statistics_text(results), nl=False)
+    else:
+        click.echo(_render(findings, view), nl=False)
+    if view.show_fixes and view.output_format == "text" and view.mode != DIFF:
+        click.echo(render_fixes(results, _fix_heading(view)), nl=False)
+    for problem in findings.problems:
+        click.echo(problem.text, err=True)
+    if not view.quiet and (results or not findings.problems):
+        click.echo(_summary(results, findings, view), err=True)
+        hint = unsafe_hint(results, view.options)
+        if hint:
+            click.echo(hint, err=True)
+    return _exit_code(results, findings.problems, view)
+
+
+def _summary(results, findings: Findings, view: View) -> str:
+    """``Rewrote 3 of 40 files (12 sites); 2 sites left (1 informational); 0 errors``."""
+    changed = [r for r in results if r.changed and not r.error]
+    left = [d for r in results for d in _remaining(r.diagnostics)]
+    info = sum(1 for d in left if d.severity == "info")
+    verb = "Rewrote" if view.mode == WRITE else "Would rewrite"
+    fixed = sum(d.applied for r in changed for d in r.diagnostics)
+    informational = f" ({info} informational)" if info else ""
+    return (
+        f"{verb} {len(changed)} of {plural(len(results), 'file')}"
+        f" ({plural(fixed, 'site')}); {plural(len(left), 'site')} left{informational};"
+        f" {plural(len(findings.problems), 'error')}"
+    )
+
+
 def _remaining(diagnostics) -> List:
     return [d for d in diagnostics if not d.applied]
 
 
-def _report(results: Sequence[FileResult], errors: List[str], view: View) -> int:
-    for result in results:
-        if result.diff:
-            click.echo(result.diff, nl=False)
-    shown = [d for r in results for d in _shown(r.diagnostics, view)]
-    if view.statistics:
-        click.echo(statistics_text(results), nl=False)
-    elif shown or view.output_format == "json":
-        click.echo(RENDERERS[view.output_format](shown), nl=False)
-    if view.show_fixes and view.output_format == "text":
-        click.echo(render_fixes(results, _fix_heading(view)), nl=False)
-    errors = errors + [r.error for r in results if r.error]
-    for line in errors:
-        click.echo(printable_path(line), err=True)
-    changed = [r for r in results if r.changed and not r.error]
-    remaining = [d for r in results for d in _remaining(r.diagnostics)]
-    if not view.quiet:
-        verb = "Rewrote" if view.mode == WRITE else "Would rewrite"
-        fixed = sum(d.applied for r in changed for d in r.diagnostics)
-        click.echo(
-            f"{verb} {len(changed)} of {len(results)} files ({fixed} sites);"
-            f" {len(remaining)} sites left; {len(errors)} errors",
-            err=True,
-        )
-        hint = unsafe_hint(results, view.options)
-        if hint:
-            click.echo(hint, err=True)
-    if errors:
+def _exit_code(results, problems, view: View) -> int:
+    """2 for errors; 1 when a site that fails is left, or (not writing) a file would
+    change; else 0. ``--exit-zero`` turns 1 into 0."""
+    if problems:
         return EXIT_ERROR
-    if remaining or (view.mode != WRITE and changed):
+    failing = any(fails(d, view.strict) for r in results for d in r.diagnostics)
+    changed = view.mode != WRITE and any(r.changed and not r.error for r in results)
+    if (failing or changed) and not view.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
@@ -328,10 +538,12 @@ def statistics_text(results: Sequence[FileResult]) -> str:
     rewritten: Counter = Counter()
     reported: Counter = Counter()
     names = {}
+    severities = {}
     for result in results:
         for d in result.diagnostics:
             (rewritten if d.applied else reported)[d.code] += 1
             names[d.code] = d.name
+            severities[d.code] = d.severity
     lines = []
     if names:
         lines.append(
@@ -339,8 +551,10 @@ def statistics_text(results: Sequence[FileResult]) -> str:
         )
     for code in sorted(names):
         total = rewritten[code] + reported[code]
+        info = " (info)" if severities[code] == "info" else ""
         lines.append(
-            f"{total:>5}  {code:<6} {rewritten[code]:>9} {reported[code]:>8}  {names[code]}"
+            f"{total:>5}  {code:<6} {rewritten[code]:>9} {reported[code]:>8}"
+            f"  {names[code]}{info}"
         )
     families = sorted({code[:3] for code in names})
     by_family = "; ".join(
@@ -349,10 +563,13 @@ def statistics_text(results: Sequence[FileResult]) -> str:
         " reported"
         for family in families
     )
+    info = sum(n for c, n in reported.items() if severities[c] == "info")
     changed = sum(1 for r in results if r.changed and not r.error)
     lines.append(
-        f"Scanned {len(results)} files, changed {changed};"
-        f" {sum(rewritten.values())} sites rewritten, {sum(reported.values())} reported"
+        f"Scanned {plural(len(results), 'file')}, changed {changed};"
+        f" {plural(sum(rewritten.values()), 'site')} rewritten,"
+        f" {sum(reported.values())} reported"
+        + (f", {info} of them informational" if info else "")
         + (f" ({by_family})" if by_family else "")
     )
     return "".join(line + "\n" for line in lines)
@@ -385,36 +602,114 @@ def unsafe_hint(results: Sequence[FileResult], options) -> str:
     if not count:
         return ""
     return (
-        f"{count} unsafe fix{'es' if count != 1 else ''} available with --unsafe-fixes"
+        f"{plural(count, 'unsafe fix', 'unsafe fixes')} available with --unsafe-fixes"
     )
+
+
+# -- rules --------------------------------------------------------------------------
+def _rule_table() -> str:
+    from codemod.rules import Fix, all_rules, format_version
+
+    lines = []
+    for rule in all_rules().values():
+        since = ""
+        if rule.fix is not Fix.NONE:
+            since = f"torch>={format_version(rule.min_torch)}" if rule.min_torch else ""
+        lines.append(
+            f"{rule.code}  {rule.fix.value:<6}  {rule.severity:<5}  {since:<11}"
+            f"  {rule.name}: {rule.message}"
+        )
+    return "".join(line + "\n" for line in lines)
+
+
+def _find_rule(word: str):
+    """A rule by code (``TP201``, any case) or by name (``cuda-method``)."""
+    from codemod.rules import all_rules
+
+    rules = all_rules()
+    key = word.strip()
+    rule = rules.get(key.upper()) or next(
+        (r for r in rules.values() if r.name == key.lower()), None
+    )
+    if rule is None:
+        import difflib
+
+        family = [c for c in rules if c.startswith(key.upper()[:3])]
+        names = [r.name for r in rules.values()]
+        close = family or difflib.get_close_matches(key, names, n=3, cutoff=0.6)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        click.echo(
+            f"torchport: no rule {word!r}{hint}; see `torchport rule --all`", err=True
+        )
+        sys.exit(EXIT_ERROR)
+    return rule
+
+
+@main.command("rule")
+@click.argument("rule", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule.")
+def rule_command(rule: Optional[str], show_all: bool) -> None:
+    """Document RULE (a code such as TP201 or a name such as cuda-method)."""
+    from codemod.docs import render_rule
+
+    if show_all or rule is None:
+        click.echo(_rule_table(), nl=False)
+        return
+    click.echo(render_rule(_find_rule(rule)), nl=False)
 
 
 @main.command("rules")
 def rules_command() -> None:
-    """List every rule: code, fix kind, minimum torch, name."""
-    from codemod.rules import all_rules, format_version
-
-    for rule in all_rules().values():
-        since = format_version(rule.min_torch) if rule.min_torch else "-"
-        click.echo(
-            f"{rule.code}  {rule.fix.value:<6}  torch>={since:<5}  {rule.name}: {rule.message}"
-        )
+    """List every rule: code, fix kind, severity, minimum torch, name."""
+    click.echo(_rule_table(), nl=False)
 
 
 @main.command("explain")
-@click.argument("code")
-def explain_command(code: str) -> None:
-    """Document the rule CODE: what it does, why, an example, and its fix safety."""
+@click.argument("rule")
+def explain_command(rule: str) -> None:
+    """Document RULE (a code or a name); the same as `torchport rule RULE`."""
     from codemod.docs import render_rule
-    from codemod.rules import all_rules
 
-    rules = all_rules()
-    rule = rules.get(code.strip().upper())
-    if rule is None:
-        close = [c for c in rules if c.startswith(code.strip().upper()[:3])]
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        click.echo(
-            f"torchport: no rule {code!r}{hint}; see `torchport rules`", err=True
-        )
+    click.echo(render_rule(_find_rule(rule)), nl=False)
+
+
+# -- report -------------------------------------------------------------------------
+@main.command("report")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The report to write: FILE.md (Markdown) or FILE.html (one page).",
+)
+@run_options
+def report_command(paths, output, **options) -> None:
+    """Write a migration report of PATHS: what `fix` would rewrite and what needs a
+    human. Writes no code."""
+    from codemod.report import write_report
+
+    if output.suffix.lower() not in (".md", ".html", ".htm"):
+        click.echo("torchport: report: -o must end in .md or .html", err=True)
         sys.exit(EXIT_ERROR)
-    click.echo(render_rule(rule), nl=False)
+    flags = {
+        "select": options["select"],
+        "extend-select": options["extend_select"],
+        "ignore": options["ignore"],
+        "unsafe-fixes": options["unsafe_fixes"],
+        "target-torch": options["target_torch"],
+        "device-name": options["device_name"],
+        "format": options["format_code"],
+    }
+    paths = paths or (".",)
+    settings = _settings(paths, flags)
+    job = Job(DIFF, settings.options, settings.format, settings.per_file)
+    with _interruptible():
+        files, errors = _files(paths, settings)
+        results = _run(files, job, options["jobs"], _wants_progress(len(files), False))
+    data = write_report(output, results, errors, DIFF, settings, None)
+    for line in errors + [r.error for r in results if r.error]:
+        click.echo(printable_path(line), err=True)
+    click.echo(f"{data.summary_line()}; wrote {output}", err=True)
+    sys.exit(EXIT_ERROR if data.problems else EXIT_CLEAN)

@@ -135,8 +135,8 @@ def _check_value(pyproject: Path, key: str, value: Any) -> None:
             parse_version(value)
         except ValueError as error:
             raise ConfigError(f"{where}: {error}")
-    elif key == "device-name" and not value.isidentifier():
-        raise ConfigError(f"{where} must be a Python identifier: {value!r}")
+    elif key == "device-name":
+        check_device_name(where, value)
     elif key == "device-import":
         try:
             DeviceImport.parse(value)
@@ -146,8 +146,125 @@ def _check_value(pyproject: Path, key: str, value: Any) -> None:
 
 def _check_codes(where: str, codes: Any) -> None:
     for code in codes:
-        if not isinstance(code, str) or not _CODE.fullmatch(code):
+        if not isinstance(code, str):
             raise ConfigError(f"{where}: not a rule code or prefix: {code!r}")
+    unknown = [c for c in codes if not _known_prefix(c)]
+    if unknown:
+        raise ConfigError(f"{where}: {_unknown_codes(unknown)}")
+
+
+def _known_prefix(code: str) -> bool:
+    """``ALL``, ``TP``, or the start of at least one rule's code (``TP2``, ``TP201``)."""
+    from codemod.rules import all_rules
+
+    code = code.upper()
+    if not _CODE.fullmatch(code):
+        return False
+    return code == "ALL" or any(c.startswith(code) for c in all_rules())
+
+
+def _unknown_codes(codes: List[str]) -> str:
+    import difflib
+
+    from codemod.rules import all_rules
+
+    known = list(all_rules())
+    parts = []
+    for code in codes:
+        if len(code) <= 3:  # a family: name the families there are
+            families = sorted({c[:3] for c in known})
+            hint = f" (the families are {', '.join(families)})"
+        else:
+            close = difflib.get_close_matches(code.upper(), known, n=3, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        parts.append(f"{code!r}{hint}")
+    what = "rule code or prefix" if len(codes) == 1 else "rule codes or prefixes"
+    return f"unknown {what} {', '.join(parts)}; see `torchport rule --all`"
+
+
+# Names a device binding must not take: the module would lose what they mean.
+_RESERVED_NAMES = {"torch"}
+
+
+def check_device_name(where: str, name: Any) -> str:
+    """``name`` if it can be the device binding; ConfigError saying why not."""
+    import builtins
+    import keyword
+
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ConfigError(f"{where} must be a Python identifier: {name!r}")
+    if keyword.iskeyword(name):
+        raise ConfigError(f"{where}: {name!r} is a Python keyword; choose another name")
+    if hasattr(builtins, name):
+        raise ConfigError(
+            f"{where}: {name!r} is a Python builtin; binding it would hide the"
+            " builtin, choose another name"
+        )
+    if name in _RESERVED_NAMES:
+        raise ConfigError(
+            f"{where}: {name!r} is the torch module itself; choose another name"
+        )
+    return name
+
+
+def check_device_import(where: str, statement: str, root: Optional[Path]) -> None:
+    """``from MODULE import NAME`` must name a module of the project (or an
+    importable one) that binds NAME; found by looking at files, never importing."""
+    import ast
+
+    match = re.match(r"\s*from\s+([\w.]+)\s+import\s+(\w+)", statement)
+    module, name = match.group(1), match.group(2)
+    parts = module.split(".")
+    bases = [root, root / "src"] if root is not None else [Path.cwd()]
+    bases += [Path(p) for p in sys.path if p and Path(p).is_dir()]
+    for base in bases:
+        candidates = [
+            base.joinpath(*parts).with_suffix(".py"),
+            base.joinpath(*parts, "__init__.py"),
+        ]
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            if (
+                base.joinpath(*parts).is_dir()
+                or base.joinpath(*parts).with_suffix(".so").exists()
+            ):
+                return  # a namespace package or an extension: nothing to read
+            continue
+        try:
+            tree = ast.parse(found.read_text(encoding="utf-8", errors="replace"))
+        except (SyntaxError, ValueError):
+            return  # torchport reports that file itself
+        if name in _module_names(tree):
+            return
+        raise ConfigError(f"{where}: {found} does not define {name!r}")
+    where_looked = f"in {root}" if root is not None else "here"
+    raise ConfigError(
+        f"{where}: module {module!r} not found {where_looked} nor on sys.path;"
+        " the rewritten code would fail with ModuleNotFoundError"
+    )
+
+
+def _module_names(tree) -> set:
+    """Names bound at module level (anything, when it has a star import)."""
+    import ast
+
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return _Anything()
+                names.add((alias.asname or alias.name).split(".")[0])
+    return names
+
+
+class _Anything(set):
+    def __contains__(self, item) -> bool:
+        return True
 
 
 def _one_line(error: BaseException) -> str:
@@ -271,10 +388,12 @@ def _highest_floor(specifiers) -> Optional[TorchVersion]:
     return max(floors) if floors else None
 
 
-def _codes(flag: str, value: Optional[str]) -> Optional[List[str]]:
-    if value is None:
+def _codes(flag: str, value: Any) -> Optional[List[str]]:
+    """Codes from a flag given once ("TP1,TP2") or repeated (a tuple); they add up."""
+    if value is None or value == ():
         return None
-    codes = [c.strip() for c in value.split(",") if c.strip()]
+    values = [value] if isinstance(value, str) else list(value)
+    codes = [c.strip() for v in values for c in v.split(",") if c.strip()]
     _check_codes(f"--{flag}", codes)
     return codes
 
@@ -291,6 +410,7 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
 
     select = _codes("select", flags.get("select")) or table.get("select") or ["TP"]
     select = list(select) + list(table.get("extend-select", []))
+    select += _codes("extend-select", flags.get("extend-select")) or []
     ignore = _codes("ignore", flags.get("ignore")) or table.get("ignore") or []
 
     target_source = "default"
@@ -310,8 +430,12 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
             target, target_source = declared
 
     device_name = pick("device-name", "DEVICE")
-    if not str(device_name).isidentifier():
-        raise ConfigError(f"--device-name must be a Python identifier: {device_name!r}")
+    if flags.get("device-name") is not None:
+        check_device_name("--device-name", device_name)
+    if table.get("device-import"):
+        check_device_import(
+            f"{pyproject}: tool.torchport.device-import", table["device-import"], root
+        )
 
     options = Options(
         target_torch=target,
@@ -415,3 +539,38 @@ def _exclude(root: Optional[Path], table: Dict[str, Any]) -> Optional[_Globs]:
     if not patterns or root is None:
         return None
     return _Globs(root, patterns)
+
+
+def git_info_exclude(paths: Iterable[str]) -> Optional[_Globs]:
+    """The patterns of ``.git/info/exclude`` of the repository holding ``paths``:
+    git ignores them like .gitignore, so folder walks skip them too."""
+    for raw in list(paths)[:1]:
+        start = Path(raw).resolve()
+        for directory in [start, *start.parents]:
+            info = directory / ".git" / "info" / "exclude"
+            if (directory / ".git").exists():
+                try:
+                    lines = info.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    return None
+                patterns = [line for line in lines.splitlines() if line.strip()]
+                return _Globs(directory, patterns) if patterns else None
+    return None
+
+
+def either(*excludes):
+    """One exclude callable from several (None entries skipped)."""
+    present = [e for e in excludes if e is not None]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0]
+    return _Either(present)
+
+
+class _Either:
+    def __init__(self, excludes) -> None:
+        self.excludes = excludes
+
+    def __call__(self, path: Path, is_dir: bool = False) -> bool:
+        return any(e(path, is_dir) for e in self.excludes)

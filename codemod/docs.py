@@ -35,6 +35,12 @@ FIX_WORDS = {
 }
 
 
+SEVERITY_INFO = (
+    "- Severity: info (runs everywhere as it stands: shown and counted, fails"
+    " `--check` only with `--strict`)\n"
+)
+
+
 def _code_block(text: str) -> str:
     return f"```python\n{text.rstrip()}\n```\n"
 
@@ -46,7 +52,8 @@ def render_rule(rule: Rule, level: int = 1) -> str:
     parts = [
         f"{head} {rule.code} {rule.name}\n",
         f"{rule.message}\n",
-        f"- Fix: {FIX_WORDS[rule.fix]}\n- Fix needs torch: {since}\n",
+        f"- Fix: {FIX_WORDS[rule.fix]}\n- Fix needs torch: {since}\n"
+        + (SEVERITY_INFO if getattr(rule, "severity", "error") == "info" else ""),
     ]
     if rule.what:
         parts.append(f"{sub} What it does\n\n{rule.what}\n")

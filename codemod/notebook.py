@@ -5,9 +5,11 @@ module (an ``import torch`` in cell 1 is what ``torch.cuda`` in cell 5 refers to
 and the device binding is written once, after the imports, in the cell that has
 them). Cells are joined with marker comments and split again afterwards.
 
-IPython syntax is not Python: ``%%`` cell magics leave their whole cell alone, and
-``%magic``, ``!shell``, ``x = !cmd`` and ``obj?`` lines are masked with a ``pass``
-line while the cell is rewritten, and put back unchanged.
+IPython syntax is not Python: ``%magic``, ``!shell``, ``x = !cmd`` and ``obj?``
+lines, and the first line of the cell magics whose body is Python (``%%time``,
+``%%timeit``, ``%%capture``, ``%%prun``), are masked with a ``pass`` line while the
+cell is rewritten, and put back unchanged. Other ``%%`` cells (``%%bash``, ...)
+are left alone, and reported (TP990) when they mention CUDA.
 
 In the file only the ``"source"`` values of changed cells are replaced, in the
 layout the file already has (indentation, ASCII escapes): metadata, outputs, key
@@ -24,9 +26,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from codemod import grammar
+from codemod import catalog, grammar
 from codemod.linediff import unified_diff
 from codemod.results import DIFF, WRITE, FileResult, Job
+from codemod.rules import Fix, Rule, register
 from codemod.text import one_line as _one_line
 
 _DECODER = json.JSONDecoder()
@@ -40,12 +43,34 @@ _MAGIC_LINE = re.compile(
 )
 
 
+# Cell magics whose body is Python that IPython runs: the body is rewritten.
+_PREFILTER = catalog.prefilter()  # as the engine's: a cell that may pick CUDA
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
+SKIPPED_CELL = Rule(
+    "TP990",
+    "notebook-cell-skipped",
+    "a `%%{magic}` cell is not Python: torchport leaves it as it is; port its CUDA"
+    " use by hand",
+    Fix.NONE,
+    None,
+    what="Reports a notebook cell that starts with a cell magic whose body is not"
+    " Python (`%%bash`, `%%writefile`, ...) and mentions CUDA.",
+    why="torchport rewrites Python only; the cell may still pick CUDA when the"
+    " notebook runs elsewhere.",
+    before="%%bash\npython train.py --device cuda",
+    after="%%bash\npython train.py --device cuda  # noqa: TP990",
+    safety="No fix.",
+)
+register(SKIPPED_CELL)
+
+
 @dataclass
 class _Cell:
     index: int  # position in the notebook's "cells" list (0-based)
     text: str  # the source, joined
     masked: str = ""  # the text with IPython lines masked, ending in a newline
     masks: Dict[str, str] = field(default_factory=dict)  # placeholder -> original line
+    magic: Optional[str] = None  # "time" for a %%time cell
 
 
 def process_notebook(
@@ -71,13 +96,16 @@ def process_notebook(
         return result
     if not _is_python(notebook):
         return result
-    code_cells, errors = _code_cells(cells)
+    code_cells, errors, skipped = _code_cells(cells)
+    skipped = [d.at(display) for d in skipped if job.options.selection.enabled(d.code)]
     if errors:  # the cells share one namespace: rewrite all of them or none
         result.error = (
             "; ".join(f"{display}: {e}" for e in errors) + "; notebook left untouched"
         )
+        result.diagnostics = skipped
         return result
     if not code_cells:
+        result.diagnostics = skipped
         return result
 
     from codemod.transform import ParseError, RewriteError, rewrite_source
@@ -112,6 +140,10 @@ def process_notebook(
     result.diagnostics = [
         _in_cell(d, display, starts, code_cells) for d in rewrite.diagnostics
     ]
+    if skipped:
+        result.diagnostics = sorted(
+            result.diagnostics + skipped, key=lambda d: (d.cell, d.line, d.col)
+        )
     edits = []
     for cell, new in zip(code_cells, new_texts):
         if new != cell.text:
@@ -144,10 +176,22 @@ def _table(value) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _code_cells(cells: list) -> Tuple[List[_Cell], List[str]]:
-    """The cells torchport rewrites, masked, and 'cell N: why' for the ones it skips."""
+def _cell_magic(text: str) -> Optional[str]:
+    """``time`` for a cell that starts with ``%%time``; None for a plain cell."""
+    stripped = text.lstrip()
+    if not stripped.startswith("%%"):
+        return None
+    return (stripped[2:].split(None, 1) or [""])[0]
+
+
+def _code_cells(cells: list):
+    """The cells torchport rewrites, masked; 'cell N: why' for the ones it cannot
+    parse; and a TP990 diagnostic for each skipped cell magic that mentions CUDA."""
+    from codemod.diagnostics import Diagnostic
+
     found: List[_Cell] = []
     errors: List[str] = []
+    skipped: List[Diagnostic] = []
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -159,16 +203,37 @@ def _code_cells(cells: list) -> Tuple[List[_Cell], List[str]]:
         else:
             errors.append(f"cell {index + 1}: source is not text")
             continue
-        if not text.strip() or text.lstrip().startswith("%%"):
-            continue  # empty, or a cell magic: the whole cell is not Python
+        if not text.strip():
+            continue
+        magic = _cell_magic(text)
+        if magic is not None and magic not in PYTHON_CELL_MAGICS:
+            # Not Python: left alone, and reported if it may pick CUDA.
+            if _PREFILTER.search(text.encode("utf-8", "replace")) and not re.search(
+                r"#\s*noqa(?!:)|#\s*noqa:[^\n]*\bTP990\b", text
+            ):
+                first = text.lstrip().split("\n", 1)[0]
+                skipped.append(
+                    Diagnostic(
+                        "",
+                        1,
+                        1,
+                        SKIPPED_CELL.code,
+                        SKIPPED_CELL.name,
+                        SKIPPED_CELL.message.format(magic=magic),
+                        Fix.NONE.value,
+                        cell=index + 1,
+                        end_col=len(first) + 1,
+                    )
+                )
+            continue
         masked, masks = _mask(text)
         try:
             grammar.parse(masked)
         except (SyntaxError, ValueError) as error:
             errors.append(f"cell {index + 1}: cannot parse: {_one_line(error)}")
             continue
-        found.append(_Cell(index, text, masked, masks))
-    return found, errors
+        found.append(_Cell(index, text, masked, masks, magic))
+    return found, errors, skipped
 
 
 def _mask(text: str) -> Tuple[str, Dict[str, str]]:
@@ -244,6 +309,12 @@ def _split(code: str, token: str, cells: List[_Cell]) -> List[str]:
     out = []
     for cell, new in zip(cells, texts):
         new = _unmask(new, cell)
+        if cell.magic is not None:  # a cell magic must stay the cell's first line
+            first = cell.text.lstrip().split("\n", 1)[0]
+            lines = new.split("\n")
+            if lines[0].strip() != first.strip() and first in lines:
+                lines.remove(first)
+                new = "\n".join([first, *lines])
         # The cell ends as it did: with its own run of newlines, or none.
         ending = cell.text[len(cell.text.rstrip("\n")) :]
         out.append(new.rstrip("\n") + ending)

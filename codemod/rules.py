@@ -33,6 +33,9 @@ class Rule:
     before: str = ""  # documentation: example input
     after: str = ""  # documentation: example output
     safety: str = ""  # documentation: why the fix is safe / unsafe / absent
+    # "error": the site can break off CUDA, so it fails --check; "info": it runs
+    # everywhere as it stands (shown and counted, fails only with --strict).
+    severity: str = "error"
 
 
 # How a documented example's rewrite starts when it needs the device binding: each
@@ -53,6 +56,7 @@ def register(*rules: Rule) -> None:
 
 
 def all_rules() -> Dict[str, Rule]:
+    import codemod.notebook  # noqa: F401  (registers TP990, skipped notebook cells)
     import codemod.passes  # noqa: F401  (registers every pass's rules)
 
     return dict(sorted(REGISTRY.items()))

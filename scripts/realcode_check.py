@@ -298,10 +298,10 @@ def run_tool(cmd: list[str], target: Path, timeout: float, env: dict) -> dict:
 
 def diag_key(d: dict, cwd: Path) -> tuple[str, int] | None:
     try:
-        p = Path(d["path"])
+        p = Path(d["filename"])
         if not p.is_absolute():
             p = cwd / p
-        return (os.path.realpath(p), int(d["line"]))
+        return (os.path.realpath(p), int(d["location"]["row"]))
     except (KeyError, TypeError, ValueError):
         return None
 

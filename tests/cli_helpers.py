@@ -27,3 +27,36 @@ def run_cli(
     proc.stdout = proc.stdout.decode("utf-8", "replace")
     proc.stderr = proc.stderr.decode("utf-8", "replace")
     return proc
+
+
+def run_on_a_terminal(
+    args: Sequence[str], cwd: Path, stream: str = "stderr", **env: str
+) -> str:
+    """Run the command line with ``stream`` on a pseudo-terminal (the other one
+    discarded); return what it showed. ``env`` overrides the environment, without
+    the CI and NO_COLOR of the caller."""
+    import pty
+
+    leader, follower = pty.openpty()
+    environment = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="80")
+    environment.pop("CI", None)
+    environment.pop("NO_COLOR", None)
+    environment.update(env)
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    streams[stream] = follower
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codemod", *args], cwd=cwd, env=environment, **streams
+    )
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        shown += chunk
+    proc.wait(timeout=300)
+    os.close(leader)
+    return shown.decode("utf-8", "replace")

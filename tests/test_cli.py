@@ -46,8 +46,8 @@ def test_json_output(tmp_path):
     target.write_text(LEFT)
     proc = run_cli(["--output-format", "json", str(target)], cwd=tmp_path)
     records = json.loads(proc.stdout)
-    assert [(r["line"], r["col"], r["code"], r["fix"]) for r in records] == [
-        (3, 12, "TP109", "none")
+    assert [(r["location"], r["code"], r["fix"]) for r in records] == [
+        ({"row": 3, "column": 12}, "TP109", None)
     ]
 
 

@@ -21,12 +21,12 @@ def test_statistics_counts_per_rule_and_family(tmp_path):
     assert proc.returncode == 1
     rows = {line.split()[1]: line.split() for line in proc.stdout.splitlines()[1:-1]}
     assert rows["TP201"][:4] == ["1", "TP201", "1", "0"]
-    assert rows["TP601"][:4] == ["1", "TP601", "0", "1"]
+    assert rows["TP601"] == ["1", "TP601", "0", "1", "cudnn-benchmark", "(info)"]
     assert rows["TP604"][:4] == ["1", "TP604", "0", "1"]
     assert rows["TP902"][:4] == ["1", "TP902", "0", "1"]
     assert proc.stdout.splitlines()[-1] == (
-        "Scanned 2 files, changed 1; 1 sites rewritten, 3 reported"
-        " (TP2: 1 rewritten, 0 reported; TP6: 0 rewritten, 2 reported;"
+        "Scanned 2 files, changed 1; 1 site rewritten, 3 reported,"
+        " 2 of them informational (TP2: 1 rewritten, 0 reported; TP6: 0 rewritten, 2 reported;"
         " TP9: 0 rewritten, 1 reported)"
     )
     assert "train.py:" not in proc.stdout  # counts instead of each site
@@ -58,4 +58,4 @@ def test_statistics_from_stdin(tmp_path):
     proc = run_cli(
         ["--check", "--statistics", "-"], cwd=tmp_path, input=SOURCE.encode()
     )
-    assert proc.stdout.splitlines()[-1].startswith("Scanned 1 files, changed 1;")
+    assert proc.stdout.splitlines()[-1].startswith("Scanned 1 file, changed 1;")

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
-import sys
 
-from codemod.diagnostics import Diagnostic, render_github, render_text
-from tests.cli_helpers import ROOT, run_cli
+from codemod.diagnostics import Diagnostic, Findings, render_github, render_text
+from tests.cli_helpers import run_cli, run_on_a_terminal
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"
 MIXED = 'import torch\n\nx = torch.ones(2).cuda()\nDEVICES = ["cuda", "cpu"]\n'
@@ -23,7 +19,7 @@ def test_summary_goes_to_stderr_and_diagnostics_to_stdout(tmp_path):
         'a.py:8:12: TP109 hard-coded "cuda" string in a position torchport cannot type;'
         " derive it from the device binding (`DEVICE.type`)\n"
     )
-    assert proc.stderr == "Rewrote 1 of 1 files (1 sites); 1 sites left; 0 errors\n"
+    assert proc.stderr == "Rewrote 1 of 1 file (1 site); 1 site left; 0 errors\n"
 
 
 def test_quiet_prints_diagnostics_only(tmp_path):
@@ -45,9 +41,9 @@ def test_show_fixes_lists_each_rewritten_site(tmp_path):
     assert lines[6] == "x = torch.ones(2).to(DEVICE)"
 
 
-def test_show_fixes_in_diff_mode_uses_input_lines(tmp_path):
+def test_show_fixes_in_check_mode_uses_input_lines(tmp_path):
     (tmp_path / "a.py").write_text(MIXED)
-    proc = run_cli(["--diff", "--show-fixes", "a.py"], cwd=tmp_path)
+    proc = run_cli(["--check", "--show-fixes", "a.py"], cwd=tmp_path)
     assert "Would fix in a.py:\n  3:5: TP201 " in proc.stdout
 
 
@@ -56,13 +52,15 @@ def test_json_with_show_fixes_includes_applied_sites(tmp_path):
     records = json.loads(
         run_cli(["--output-format", "json", "a.py"], cwd=tmp_path).stdout
     )
-    assert [(r["code"], r["applied"]) for r in records] == [("TP109", False)]
+    assert [(r["code"], r["fix"]) for r in records] == [("TP109", None)]
     (tmp_path / "b.py").write_text(MIXED)
     args = ["--output-format", "json", "--show-fixes", "b.py"]
     records = json.loads(run_cli(args, cwd=tmp_path).stdout)
-    assert [(r["code"], r["applied"]) for r in records] == [
-        ("TP201", True),
-        ("TP109", False),
+    assert [(r["code"], r["state"], r["fix"]["applied"]) for r in records[:1]] == [
+        ("TP201", "rewritten", True)
+    ]
+    assert [(r["code"], r["state"], r["fix"]) for r in records[1:]] == [
+        ("TP109", "reported", None)
     ]
 
 
@@ -70,11 +68,11 @@ def test_github_annotations(tmp_path):
     (tmp_path / "a.py").write_text(MIXED)
     proc = run_cli(["--check", "--output-format", "github", "a.py"], cwd=tmp_path)
     assert proc.stdout.splitlines() == [
-        "::warning title=torchport TP201,file=a.py,line=3,col=5::TP201 `.cuda()` moves to"
-        " CUDA only; use `.to(DEVICE)`",
-        '::warning title=torchport TP109,file=a.py,line=4,col=12::TP109 hard-coded "cuda"'
-        " string in a position torchport cannot type; derive it from the device binding"
-        " (`DEVICE.type`)",
+        "::warning title=torchport TP201,file=a.py,line=3,endLine=3,col=5,endColumn=25"
+        "::TP201 `.cuda()` moves to CUDA only; use `.to(DEVICE)`",
+        "::warning title=torchport TP109,file=a.py,line=4,endLine=4,col=12,endColumn=18"
+        '::TP109 hard-coded "cuda" string in a position torchport cannot type; derive'
+        " it from the device binding (`DEVICE.type`)",
     ]
 
 
@@ -83,7 +81,7 @@ def test_github_escaping_stops_a_crafted_file_name_from_injecting():
     diagnostic = Diagnostic(
         crafted, 2, 3, "TP201", "n", "msg\n::error::injected 100%", "safe"
     )
-    out = render_github([diagnostic])
+    out = render_github(Findings([diagnostic]))
     # One command on one line; in the message only newlines and % need escaping.
     assert out.count("\n") == 1
     assert out == (
@@ -91,15 +89,15 @@ def test_github_escaping_stops_a_crafted_file_name_from_injecting():
         "file=x%2Cline=1%2Ccol=1%3A%3Apwned%0A%3A%3Aerror file=evil.py%250A.py,"
         "line=2,col=3::TP201 msg%0A::error::injected 100%25\n"
     )
-    assert render_text([diagnostic]).count("\n") == 1
+    assert render_text(Findings([diagnostic])).count("\n") == 1
 
 
 def test_notebook_annotation_names_the_cell():
     diagnostic = Diagnostic("nb.ipynb", 2, 9, "TP201", "n", "msg", "safe", cell=3)
-    assert render_github([diagnostic]) == (
+    assert render_github(Findings([diagnostic])) == (
         "::warning title=torchport TP201,file=nb.ipynb,line=1::cell 3:2:9: TP201 msg\n"
     )
-    assert render_text([diagnostic]) == "nb.ipynb:cell 3:2:9: TP201 msg\n"
+    assert render_text(Findings([diagnostic])) == "nb.ipynb:cell 3:2:9: TP201 msg\n"
 
 
 def _many_files(tmp_path, count=60):
@@ -118,28 +116,7 @@ def test_no_progress_bar_when_piped(tmp_path):
 
 def _run_on_a_terminal(args, cwd):
     """Run the command line with stderr on a pseudo-terminal; return what it showed."""
-    leader, follower = pty.openpty()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="80")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "codemod", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=follower,
-    )
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the child closed its end
-            break
-        if not chunk:
-            break
-        shown += chunk
-    proc.wait(timeout=300)
-    os.close(leader)
-    return shown.decode("utf-8", "replace")
+    return run_on_a_terminal(args, cwd)
 
 
 def test_progress_bar_on_a_terminal(tmp_path):

@@ -157,3 +157,15 @@ def test_no_matching_files_is_skipped_not_a_crash(tmp_path, hook_repo, env):
     only_markdown = pre_commit("run", "--files", "README.md", cwd=project, env=env)
     assert only_markdown.returncode == 0
     assert "(no files to check)Skipped" in only_markdown.stdout
+
+
+@pytest.mark.parametrize("hook_id", ["torchport", "torchport-check"])
+def test_informational_sites_do_not_fail_the_hook(tmp_path, hook_repo, env, hook_id):
+    """Backend flags run on every build: shown, but the commit goes through."""
+    project = make_project(tmp_path, hook_repo, env, hook_id)
+    source = "import torch\n\ntorch.backends.cudnn.benchmark = True\n"
+    (project / "flags.py").write_text(source)
+    git("add", "flags.py", cwd=project, env=env)
+    proc = pre_commit("run", cwd=project, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (project / "flags.py").read_text() == source

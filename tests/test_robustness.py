@@ -140,7 +140,12 @@ def _error_lines(proc):
 
 
 def _error_for(proc, path: Path) -> str:
-    found = [line for line in _error_lines(proc) if line.startswith(f"{path}: ")]
+    # ``path: reason``, or ``path:cell N: reason`` for one cell of a notebook
+    found = [
+        line
+        for line in _error_lines(proc)
+        if line.startswith((f"{path}: ", f"{path}:cell "))
+    ]
     assert len(found) == 1, proc.stderr
     return found[0]
 

@@ -105,8 +105,12 @@ def test_github_annotations_cannot_be_forged(evil_tree):
         ["--check", "--output-format", "github", str(evil_tree)], cwd=evil_tree
     )
     lines = proc.stdout.splitlines()
+    # A site is a warning, the file that does not parse an error: one line each.
     assert lines and all(
-        line.startswith("::warning title=torchport TP") for line in lines
+        line.startswith(
+            ("::warning title=torchport TP", "::error title=torchport parse-error,")
+        )
+        for line in lines
     )
     # the file property is escaped: ',' ':' '%' and line breaks cannot end it
     assert any(
@@ -181,7 +185,12 @@ def test_no_file_name_forges_a_command_or_a_record(forging_tree, flags):
         assert not any(c in stream for c in RAW_CONTROLS), ascii(stream)
         for line in stream.split("\n"):
             if line.startswith("::"):  # only torchport's own annotations
-                assert line.startswith("::warning title=torchport TP"), line
+                assert line.startswith(
+                    (
+                        "::warning title=torchport TP",
+                        "::error title=torchport parse-error,",
+                    )
+                ), line
     errors = [line.split(": cannot parse: ")[0] for line in proc.stderr.splitlines()]
     assert sorted(errors[:-1]) == sorted(
         [

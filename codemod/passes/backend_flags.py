@@ -45,6 +45,7 @@ RULES = (
         before=("import torch\n" "\n" "torch.backends.cudnn.benchmark = True"),
         after="torch.backends.cudnn.benchmark = True  # noqa: TP601",
         safety="No fix needed.",
+        severity="info",
     ),
     Rule(
         "TP602",
@@ -62,6 +63,7 @@ RULES = (
         "torch.use_deterministic_algorithms(True)  # by hand, if every op allows it",
         safety="No automatic fix: `use_deterministic_algorithms(True)` raises on ops "
         "that have no deterministic implementation, and is not what the flag did.",
+        severity="info",
     ),
     Rule(
         "TP603",
@@ -76,6 +78,7 @@ RULES = (
         before=("import torch\n" "\n" "torch.backends.cudnn.enabled = False"),
         after="torch.backends.cudnn.enabled = False  # noqa: TP603",
         safety="No fix.",
+        severity="info",
     ),
     Rule(
         "TP604",
@@ -95,6 +98,7 @@ RULES = (
         '`= True` -> "high" is unsafe: on other devices it also lowers precision '
         "(oneDNN TF32 on recent CPUs, a bf16 pass on TPU), which the CUDA flag did "
         "not do. Reads of the flag are only reported.",
+        severity="info",
     ),
     Rule(
         "TP605",
@@ -109,6 +113,7 @@ RULES = (
         before=("import torch\n" "\n" "torch.backends.cudnn.allow_tf32 = True"),
         after="torch.backends.cudnn.allow_tf32 = True  # noqa: TP605",
         safety="No fix.",
+        severity="info",
     ),
     Rule(
         "TP606",

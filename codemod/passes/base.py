@@ -160,6 +160,7 @@ class FileContext:
         col: int,
         message: str = "",
         fix: Optional[Fix] = None,
+        end: Optional[Tuple[int, int]] = None,
     ) -> bool:
         """Record the site and say whether its fix may be applied.
 
@@ -180,8 +181,20 @@ class FileContext:
             )
         elif fix is Fix.UNSAFE and not apply:
             text += " (unsafe fix available with --unsafe-fixes)"
+        span, end_col = (end[0] - line, end[1]) if end else (0, None)
         self.diagnostics.append(
-            Diagnostic("", line, col, rule.code, rule.name, text, fix.value, apply)
+            Diagnostic(
+                "",
+                line,
+                col,
+                rule.code,
+                rule.name,
+                text,
+                fix.value,
+                apply,
+                end_col=end_col,
+                span_lines=span,
+            )
         )
         return apply
 
@@ -228,6 +241,14 @@ class Pass(cst.CSTTransformer):
             start.column + 1 + self.context.col_offset,
         )
 
+    def end_position(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """Line and 1-based column just past the end of ``node`` in the file."""
+        end = self.get_metadata(PositionProvider, node).end
+        return (
+            end.line + self.context.line_offset,
+            end.column + 1 + self.context.col_offset,
+        )
+
     def record_and_decide(
         self, node: cst.CSTNode, code: str, message: str = "", fix: Optional[Fix] = None
     ) -> bool:
@@ -237,7 +258,8 @@ class Pass(cst.CSTTransformer):
         if node in self.context.claimed:
             return False
         line, col = self.position(node)
-        decided = self.context.decide(REGISTRY[code], line, col, message, fix)
+        end = self.end_position(node)
+        decided = self.context.decide(REGISTRY[code], line, col, message, fix, end)
         self.changed |= decided
         return decided
 

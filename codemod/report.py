@@ -1,0 +1,439 @@
+"""The migration report: where a project stands after (or before) torchport.
+
+``torchport report PATH -o FILE`` previews a migration (nothing is written);
+``torchport --report FILE PATH`` describes the rewrite it has just made. A ``.md``
+report is for the pull request that carries the migration; an ``.html`` report is
+one self-contained page (no script, no network): a chart of the sites by family and
+state, a table of where the remaining work is, and each file's diff and remaining
+sites with the code around them. The page is a Jinja2 template: its autoescaping
+keeps file names and code from ever being read as markup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from codemod import __version__
+from codemod.diagnostics import Diagnostic, Problem, plural, problems_of
+
+# Families of rule codes, in the order the report shows them.
+FAMILIES: Dict[str, str] = {
+    "TP1": "Device strings and torch.device",
+    "TP2": "Tensor and module methods",
+    "TP3": "torch.cuda runtime API",
+    "TP4": "Mixed precision",
+    "TP5": "Distributed",
+    "TP6": "Backend flags",
+    "TP9": "CUDA-only code",
+}
+# A site ends in one of these states; "informational" sites are reported but run
+# everywhere as they stand (rule severity "info").
+STATES = ("rewritten", "reported", "informational", "suppressed")
+CONTEXT_LINES = 2  # lines of code shown above and below a remaining site
+_NOQA = re.compile(r"#\s*noqa\s*:\s*([A-Za-z0-9, ]+)")
+
+
+@dataclass
+class Site:
+    diagnostic: Diagnostic
+    context: List[Tuple[int, str]] = field(default_factory=list)  # (line, text)
+
+    @property
+    def state(self) -> str:
+        d = self.diagnostic
+        if d.applied:
+            return "rewritten"
+        return "informational" if d.severity == "info" else "reported"
+
+
+@dataclass
+class FileReport:
+    path: str
+    changed: bool
+    diff: str
+    sites: List[Site]
+    suppressed: Counter  # rule code -> `# noqa: CODE` comments
+
+    @property
+    def remaining(self) -> List[Site]:
+        return [s for s in self.sites if s.state != "rewritten"]
+
+    @property
+    def folder(self) -> str:
+        parent = PurePath(self.path).parent.as_posix()
+        return parent if parent not in ("", ".") else "."
+
+
+@dataclass
+class ReportData:
+    files: List[FileReport]
+    scanned: int
+    problems: List[Problem]
+    written: bool  # True: the rewrite was made; False: a preview
+    target_torch: str
+    device_name: str
+
+    def counts(self) -> Dict[str, Counter]:
+        """Family -> state -> number of sites."""
+        table: Dict[str, Counter] = {family: Counter() for family in FAMILIES}
+        for f in self.files:
+            for site in f.sites:
+                table.setdefault(site.diagnostic.code[:3], Counter())[site.state] += 1
+            for code, count in f.suppressed.items():
+                table.setdefault(code[:3], Counter())["suppressed"] += count
+        return {k: v for k, v in table.items() if sum(v.values())}
+
+    def totals(self) -> Counter:
+        total: Counter = Counter()
+        for counter in self.counts().values():
+            total.update(counter)
+        return total
+
+    def folders(self) -> List[dict]:
+        """One row per folder, the most remaining work first."""
+        rows: Dict[str, dict] = {}
+        for f in self.files:
+            row = rows.setdefault(
+                f.folder,
+                {
+                    "folder": f.folder,
+                    "files": 0,
+                    "changed": 0,
+                    **{s: 0 for s in STATES},
+                },
+            )
+            row["files"] += 1
+            row["changed"] += f.changed
+            for site in f.sites:
+                row[site.state] += 1
+            row["suppressed"] += sum(f.suppressed.values())
+        return sorted(
+            rows.values(),
+            key=lambda r: (-r["reported"], -r["informational"], r["folder"]),
+        )
+
+    def by_rule(self) -> Dict[str, List[Tuple[FileReport, Site]]]:
+        """Rule code -> the remaining sites of that rule, in file order."""
+        grouped: Dict[str, List[Tuple[FileReport, Site]]] = {}
+        for f in self.files:
+            for site in f.remaining:
+                grouped.setdefault(site.diagnostic.code, []).append((f, site))
+        return dict(sorted(grouped.items()))
+
+    def summary_line(self) -> str:
+        totals = self.totals()
+        changed = sum(f.changed for f in self.files)
+        verb = "rewrote" if self.written else "would rewrite"
+        return (
+            f"Report: {verb} {changed} of {plural(self.scanned, 'file')}"
+            f" ({plural(totals['rewritten'], 'site')}); {totals['reported']} left to"
+            f" review, {totals['informational']} informational,"
+            f" {totals['suppressed']} suppressed; {plural(len(self.problems), 'error')}"
+        )
+
+
+# -- collecting ---------------------------------------------------------------------
+def collect(results, errors: Sequence[str], mode: str, settings, before) -> ReportData:
+    """The report's data from a run's results.
+
+    ``before`` maps path -> original bytes when the run rewrote files (their diffs
+    are made here); a preview run (diff mode) brings its own diffs.
+    """
+    from codemod.engine import WRITE
+    from codemod.rules import format_version
+
+    problems = [p for line in errors for p in problems_of(line.split(": ")[0], line)]
+    problems += [p for r in results if r.error for p in problems_of(r.path, r.error)]
+    files = []
+    for result in results:
+        text = _read(result.path)
+        suppressed = _suppressed(text)
+        if not result.diagnostics and not suppressed and not result.changed:
+            continue
+        diff = result.diff
+        if not diff and result.changed and before and result.path in before:
+            from codemod.engine import unified_diff
+
+            diff = unified_diff(result.path, _decode(before[result.path]), text)
+        sites = [
+            Site(d, _context(text, d) if not d.applied else [])
+            for d in result.diagnostics
+        ]
+        files.append(FileReport(result.path, result.changed, diff, sites, suppressed))
+    return ReportData(
+        files,
+        len(results),
+        problems,
+        mode == WRITE,
+        format_version(settings.options.target_torch),
+        settings.options.device_name,
+    )
+
+
+def _read(path: str) -> str:
+    try:
+        return _decode(Path(path).read_bytes())
+    except OSError:
+        return ""
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def _suppressed(text: str) -> Counter:
+    """``# noqa: TPxxx`` comments, per code (in a notebook, in its JSON text)."""
+    found: Counter = Counter()
+    for match in _NOQA.finditer(text):
+        for code in re.split(r"[,\s]+", match.group(1)):
+            if re.fullmatch(r"TP\d{3}", code.upper()):
+                found[code.upper()] += 1
+    return found
+
+
+def _context(text: str, d: Diagnostic) -> List[Tuple[int, str]]:
+    """The lines around the site (in a notebook, of its cell)."""
+    if d.cell is not None:
+        try:
+            cell = json.loads(text)["cells"][d.cell - 1]
+            source = cell.get("source", "")
+            text = "".join(source) if isinstance(source, list) else str(source)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return []
+    lines = text.splitlines()
+    first = max(1, d.line - CONTEXT_LINES)
+    last = min(len(lines), d.end_line + CONTEXT_LINES)
+    return [(n, lines[n - 1]) for n in range(first, last + 1)]
+
+
+# -- writing ------------------------------------------------------------------------
+def write_report(
+    output: Path, results, errors, mode: str, settings, before
+) -> ReportData:
+    data = collect(results, errors, mode, settings, before)
+    if output.suffix.lower() == ".md":
+        text = render_markdown(data)
+    else:
+        text = render_html(data)
+    output.write_text(text, encoding="utf-8")
+    return data
+
+
+def _rules():
+    from codemod.rules import all_rules
+
+    return all_rules()
+
+
+def _anchor(code: str) -> str:
+    """The anchor GitHub gives the rule's heading ``TPxxx name`` in the report."""
+    rule = _rules().get(code)
+    heading = f"{code} {rule.name}" if rule else code
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_code(text: str) -> str:
+    """Inline code that holds any text (backticks inside included)."""
+    fence = "`"
+    while fence in text:
+        fence += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _where(d: Diagnostic) -> str:
+    return f"{d.where}:{d.line}:{d.col}"
+
+
+BACKENDS = (
+    ("CUDA (and ROCm)", "unchanged: the binding finds `cuda`"),
+    ("CPU", 'no accelerator: the binding is `torch.device("cpu")`'),
+    (
+        "TorchTPU, TorchNeuron, Ascend NPU",
+        "install the backend's package: it registers `tpu`, `neuron` or `npu` when"
+        " torch is imported",
+    ),
+    ("Apple MPS, Intel XPU", "a PyTorch build with that backend; nothing to change"),
+)
+
+
+def render_markdown(data: ReportData) -> str:
+    rules = _rules()
+    totals = data.totals()
+    column = "Rewritten" if data.written else "To rewrite"
+    out = [
+        "# torchport migration report\n",
+        f"torchport {__version__}; target torch {data.target_torch}; device"
+        f" binding `{data.device_name}`. {data.summary_line()}.\n",
+        "## Sites by family\n",
+        f"| Family | {column} | Left to review" " | Informational | Suppressed |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for family, counts in data.counts().items():
+        name = FAMILIES.get(family, family)
+        out.append(
+            f"| {family}xx {_md_cell(name)} | {counts['rewritten']}"
+            f" | {counts['reported']} | {counts['informational']}"
+            f" | {counts['suppressed']} |"
+        )
+    out.append(
+        f"| **All** | **{totals['rewritten']}** | **{totals['reported']}**"
+        f" | **{totals['informational']}** | **{totals['suppressed']}** |\n"
+    )
+    out.append(
+        "Left to review: sites that can fail off CUDA. Informational: sites that run"
+        " everywhere as they stand (they fail `--check` only with `--strict`)."
+        " Suppressed: `# noqa: TPxxx` comments.\n"
+    )
+    changed = [f for f in data.files if f.changed]
+    out.append(f"## What {'was' if data.written else 'would be'} rewritten\n")
+    if changed:
+        out += ["| File | Sites | Rules |", "|---|---:|---|"]
+        for f in changed:
+            fixed = [s.diagnostic.code for s in f.sites if s.state == "rewritten"]
+            codes = ", ".join(sorted(set(fixed)))
+            out.append(f"| {_md_code(f.path)} | {len(fixed)} | {codes} |")
+        out.append("")
+    else:
+        out.append("Nothing.\n")
+    out.append("## What needs a human\n")
+    grouped = data.by_rule()
+    if not grouped:
+        out.append("Nothing: every site was rewritten or suppressed.\n")
+    for code, sites in grouped.items():
+        rule = rules.get(code)
+        name = rule.name if rule else sites[0][1].diagnostic.name
+        info = " (informational)" if sites[0][1].state == "informational" else ""
+        out.append(f"### {code} {name}: {plural(len(sites), 'site')}{info}\n")
+        if rule is not None:
+            out.append(f"{rule.message}. [Rule documentation](#{_anchor(code)})\n")
+        for f, site in sites:
+            d = site.diagnostic
+            out.append(f"- {_md_code(_where(d))}: {_md_cell(d.message)}")
+        out.append("")
+    out += [
+        "## Where the remaining work is\n",
+        f"| Folder | Files | Changed | {column} | Left to review | Informational"
+        " | Suppressed |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in data.folders():
+        out.append(
+            f"| {_md_code(row['folder'])} | {row['files']} | {row['changed']}"
+            f" | {row['rewritten']} | {row['reported']} | {row['informational']}"
+            f" | {row['suppressed']} |"
+        )
+    out.append("")
+    if data.problems:
+        out.append("## Files torchport could not process\n")
+        out += [f"- {_md_code(p.path)}: {_md_cell(p.message)}" for p in data.problems]
+        out.append("")
+    out.append("## Running the result on each backend\n")
+    out.append(
+        "The rewritten code asks PyTorch for its accelerator when it starts"
+        f" (`{data.device_name}`), so the same files run on:\n"
+    )
+    out += [f"- **{name}**: {how}." for name, how in BACKENDS]
+    out.append(
+        "\nTo check a machine, run the project's usual entry point; to check the"
+        " CPU path on a CUDA machine, hide the GPUs with `CUDA_VISIBLE_DEVICES=`.\n"
+    )
+    if grouped:
+        from codemod.docs import render_rule
+
+        out.append("## Rule documentation\n")
+        for code in grouped:
+            if code in rules:
+                out.append(render_rule(rules[code], level=3))
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# -- html ---------------------------------------------------------------------------
+COLORS = {
+    "rewritten": "#2e7d32",
+    "reported": "#e65100",
+    "informational": "#1565c0",
+    "suppressed": "#9e9e9e",
+}
+
+
+def _chart(data: ReportData) -> dict:
+    """Bars of the SVG chart: one row per family, one segment per state."""
+    counts = data.counts()
+    widest = max((sum(c.values()) for c in counts.values()), default=0) or 1
+    rows = []
+    for family, counter in counts.items():
+        x, segments = 0.0, []
+        for state in STATES:
+            width = 100.0 * counter[state] / widest
+            if counter[state]:
+                segments.append(
+                    {"state": state, "x": x, "width": width, "count": counter[state]}
+                )
+            x += width
+        rows.append(
+            {
+                "family": family,
+                "name": FAMILIES.get(family, family),
+                "segments": segments,
+                "total": sum(counter.values()),
+            }
+        )
+    return {"rows": rows, "colors": COLORS, "states": STATES}
+
+
+def _diff_lines(diff: str) -> List[Tuple[str, str]]:
+    """(css class, text) per line of a unified diff."""
+    kinds = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            kind = "head"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        else:
+            kind = "ctx"
+        kinds.append((kind, line))
+    return kinds
+
+
+def render_html(data: ReportData) -> str:
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("codemod", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    from codemod.docs import render_rule
+
+    rules = _rules()
+    grouped = data.by_rule()
+    template = environment.get_template("report.html.j2")
+    return template.render(
+        data=data,
+        version=__version__,
+        totals=data.totals(),
+        chart=_chart(data),
+        families=FAMILIES,
+        folders=data.folders(),
+        grouped=grouped,
+        rules=rules,
+        rule_docs={c: render_rule(rules[c], level=3) for c in grouped if c in rules},
+        diff_lines=_diff_lines,
+        backends=BACKENDS,
+        where=_where,
+    )
