@@ -23,13 +23,13 @@ Every choice below was checked on CPU PyTorch 2.13:
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import Row, under
-from codemod.passes._helpers import guards_cuda_only_code
+from codemod.passes._helpers import AVAILABILITY, guards_cuda_only_code, is_guard
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
@@ -392,6 +392,16 @@ KEPT_GUARD = (
 )
 
 
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _is_cuda_literal(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.SimpleString) and bool(
+        _CUDA_LITERAL.fullmatch(str(node.evaluated_value))
+    )
+
+
 def _is_name(node: cst.CSTNode, value: str) -> bool:
     return isinstance(node, cst.Name) and node.value == value
 
@@ -432,6 +442,16 @@ class CudaRuntime(Pass):
     RULES = RULES
     # elapsed_time: timing lines rarely say "cuda" themselves.
     TRIGGER = catalog.trigger_of("cuda_runtime")
+    # A call that becomes a guarded statement: its neighbours are seen with it, so
+    # that consecutive guarded statements share one `if` block.
+    CONTEXT = re.compile(
+        r"^\s*[\w.]*cuda\.(?:%s)\("
+        % "|".join(
+            re.escape(row.name[len("torch.cuda.") :])
+            for row in catalog.rows_of("cuda_runtime")
+            if row.cpu is not None and row.name.startswith("torch.cuda.")
+        )
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -439,6 +459,11 @@ class CudaRuntime(Pass):
         self.bare: Set[cst.CSTNode] = set()  # positions where no parentheses are needed
         self.guarded: Set[cst.CSTNode] = set()  # elapsed_time() already guarded
         self.statements: Dict[int, cst.BaseExpression] = {}  # guard IfExp -> call
+        self.made: Set[int] = set()  # ids of the `if` statements emitted for guards
+        # Enclosing branches that run only where there is an accelerator (no guard
+        # needed inside), and the flags that select "cuda" (`"cuda" if use_cuda ...`).
+        self.accelerated: List[bool] = []
+        self.flags: Set[str] = set()
         self.quotes: List[str] = []  # enclosing f-string quotes
         # is_available() calls in an if-test, decided when the whole `if` is known.
         self.tests: Dict[cst.CSTNode, List[cst.Call]] = {}
@@ -465,9 +490,37 @@ class CudaRuntime(Pass):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._note_test(node, node.test)
+        if any(_is_cuda_literal(n) for n in walk(node.body)):
+            self.flags.add(_code(node.test))
         body = node.body
         if isinstance(body, cst.Call) and attribute_name(body) == "elapsed_time":
             self.guarded.add(body)
+
+    # A branch taken only with an accelerator: `if torch.cuda.is_available():`, our
+    # own guard, or a flag that selects the "cuda" device (where it is set, the
+    # program runs on the accelerator; on CUDA the guard is true anyway).
+    def visit_If_body(self, node: cst.If) -> None:
+        self.accelerated.append(self._needs_accelerator(node.test))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self.accelerated.pop()
+
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.append(self._needs_accelerator(node.test))
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.pop()
+
+    def _needs_accelerator(self, test: cst.BaseExpression) -> bool:
+        if isinstance(test, cst.BooleanOperation) and isinstance(
+            test.operator, cst.And
+        ):
+            return self._needs_accelerator(test.left) or self._needs_accelerator(
+                test.right
+            )
+        if isinstance(test, cst.Call):
+            return self.callee(test) in AVAILABILITY and not test.args
+        return _code(test) in self.flags or is_guard(test, self.context.device_name)
 
     def _note_test(self, node: cst.CSTNode, test: cst.CSTNode) -> None:
         checks = [
@@ -654,15 +707,17 @@ class CudaRuntime(Pass):
         return self._guarded(original, call, row.cpu)
 
     def _guarded(self, original, call, cpu: str) -> cst.BaseExpression:
-        """``(call if DEVICE.type != "cpu" else cpu)``, parenthesized only if needed."""
+        """``(call if DEVICE.type != "cpu" else cpu)``, parenthesized only if needed;
+        the call alone inside a branch that runs only with an accelerator."""
+        if any(self.accelerated):
+            return call
         quote = "'" if self.quotes and '"' in self.quotes[-1] else '"'
         node = self.expr(
             "({call} if " + _guard(quote) + " else " + cpu + ")", call=call
         )
         if original in self.bare:
             node = node.with_changes(lpar=[], rpar=[])
-        if cpu == "None":
-            self.statements[id(node)] = call
+        self.statements[id(node)] = call  # its value is unused if it is a statement
         return node
 
     def _shape_device_index(self, original, updated, row: Row, short: str):
@@ -747,19 +802,100 @@ class CudaRuntime(Pass):
             and node.attr.value == "type"
         )
 
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        """``x if DEVICE.type != "cpu" else None`` as a statement: a one-line ``if``."""
-        body = updated_node.body
-        if len(body) != 1 or not isinstance(body[0], cst.Expr):
-            return updated_node
-        call = self.statements.get(id(body[0].value))
-        if call is None:
-            return updated_node
-        return cst.If(
-            test=self.expr(_guard()),
-            body=cst.SimpleStatementSuite(
-                body=[cst.Expr(call)],
-                trailing_whitespace=updated_node.trailing_whitespace,
-            ),
-            leading_lines=updated_node.leading_lines,
+    # -- guarded statements ----------------------------------------------------
+    def _guarded_statement(self, statement: cst.BaseSmallStatement):
+        """The call of ``call if DEVICE.type != "cpu" else ...`` as a statement."""
+        if isinstance(statement, cst.Expr):
+            return self.statements.get(id(statement.value))
+        return None
+
+    def _if(self, call: cst.BaseExpression, comment=None, **changes) -> cst.If:
+        """``if DEVICE.type != "cpu":`` over ``call`` (and its line's comment)."""
+        line = cst.SimpleStatementLine([cst.Expr(call)])
+        if comment is not None:
+            line = line.with_changes(trailing_whitespace=comment)
+        node = cst.If(
+            test=self.expr(_guard()), body=cst.IndentedBlock([line]), **changes
         )
+        self.made.add(id(node))
+        return node
+
+    def _split(self, line: cst.SimpleStatementLine) -> List[cst.BaseStatement]:
+        """A line with guarded calls: an ``if`` per guarded statement; a line holding
+        several statements (``a; b``) becomes one line each."""
+        statements = line.body
+        if not any(self._guarded_statement(s) for s in statements):
+            return [line]
+        out: List[cst.BaseStatement] = []
+        for i, statement in enumerate(statements):
+            last = i == len(statements) - 1
+            changes = {"leading_lines": line.leading_lines} if i == 0 else {}
+            call = self._guarded_statement(statement)
+            if call is not None:
+                comment = line.trailing_whitespace if last else None
+                out.append(self._if(call, comment, **changes))
+            else:
+                statement = statement.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+                out.append(
+                    cst.SimpleStatementLine(
+                        [statement],
+                        trailing_whitespace=(
+                            line.trailing_whitespace
+                            if last
+                            else cst.TrailingWhitespace()
+                        ),
+                        **changes,
+                    )
+                )
+        return out
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        out = self._split(updated_node)
+        if len(out) == 1:
+            return out[0]
+        return cst.FlattenSentinel(out)
+
+    def leave_SimpleStatementSuite(self, original_node, updated_node):
+        """``if x: call`` on one line: the guarded call gets a block of its own."""
+        line = cst.SimpleStatementLine(body=updated_node.body)
+        out = self._split(line)
+        if out == [line]:
+            return updated_node
+        return cst.IndentedBlock(
+            body=self._merged(out), header=updated_node.trailing_whitespace
+        )
+
+    def _merged(self, body: Sequence[cst.BaseStatement]) -> List[cst.BaseStatement]:
+        """Consecutive guard ``if`` blocks emitted here share one block (exact: the
+        guarded calls do not rebind the device)."""
+        out: List[cst.BaseStatement] = []
+        for statement in body:
+            previous = out[-1] if out else None
+            if (
+                id(statement) in self.made
+                and id(previous) in self.made
+                and not statement.leading_lines  # type: ignore[union-attr]
+                and isinstance(previous.body, cst.IndentedBlock)  # type: ignore
+                and isinstance(statement.body, cst.IndentedBlock)  # type: ignore
+            ):
+                block = previous.body  # type: ignore[union-attr]
+                merged = previous.with_changes(  # type: ignore[union-attr]
+                    body=block.with_changes(
+                        body=[*block.body, *statement.body.body]  # type: ignore
+                    )
+                )
+                self.made.add(id(merged))
+                out[-1] = merged
+            else:
+                out.append(statement)
+        return out
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not any(id(s) in self.made for s in updated_node.body):
+            return updated_node
+        return updated_node.with_changes(body=self._merged(updated_node.body))
+
+    def leave_Module(self, original_node, updated_node):
+        if not any(id(s) in self.made for s in updated_node.body):
+            return updated_node
+        return updated_node.with_changes(body=self._merged(updated_node.body))
