@@ -218,9 +218,13 @@ RUNTIME: List[Row] = [
     *_no_portable_form(
         'CUDA-only state; guard it with `DEVICE.type == "cuda"`', "is_initialized"
     ),
-    *_no_portable_form(
-        "catch `torch.OutOfMemoryError`, which every backend raises",
-        "OutOfMemoryError",
+    # The same class since torch 2.5 (tests/test_signatures.py checks it).
+    Row(
+        ("torch.cuda.OutOfMemoryError",),
+        "TP318",
+        "cuda_runtime",
+        "{torch}.OutOfMemoryError",
+        shape="name",
     ),
     # The rest of torch.cuda's public API: CUDA-only, reported with the general advice.
     *_no_portable_form(

@@ -33,6 +33,7 @@ from codemod.passes._helpers import AVAILABILITY, guards_cuda_only_code, is_guar
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
+OOM_ERROR_TORCH = (2, 5)  # torch.OutOfMemoryError
 MEMORY_TORCH = (2, 9)  # torch.accelerator memory statistics
 MEMORY_INFO_TORCH = (2, 10)  # torch.accelerator.get_memory_info
 DEVICE_INDEX_TORCH = (2, 8)  # torch.accelerator.device_index
@@ -345,6 +346,33 @@ RULES = (
         safety="Unsafe: not every device module has get_device_name (MPS has none).",
     ),
     Rule(
+        "TP318",
+        "cuda-out-of-memory-error",
+        "`torch.cuda.OutOfMemoryError` names CUDA",
+        Fix.SAFE,
+        OOM_ERROR_TORCH,
+        what="`torch.cuda.OutOfMemoryError` becomes `torch.OutOfMemoryError`.",
+        why="It is the same class (torch >= 2.5), under a name that does not suggest "
+        "CUDA; the fix is left out for older targets, which lack `torch.OutOfMemoryError`.",
+        before=(
+            "import torch\n"
+            "\n"
+            "try:\n"
+            "    x = torch.ones(2)\n"
+            "except torch.cuda.OutOfMemoryError:\n"
+            "    x = None"
+        ),
+        after=(
+            "import torch\n"
+            "\n"
+            "try:\n"
+            "    x = torch.ones(2)\n"
+            "except torch.OutOfMemoryError:\n"
+            "    x = None"
+        ),
+        safety="Safe: `torch.cuda.OutOfMemoryError is torch.OutOfMemoryError`.",
+    ),
+    Rule(
         "TP390",
         "cuda-api-without-portable-form",
         "this `torch.cuda` API has no portable equivalent",
@@ -468,6 +496,7 @@ class CudaRuntime(Pass):
         # is_available() calls in an if-test, decided when the whole `if` is known.
         self.tests: Dict[cst.CSTNode, List[cst.Call]] = {}
         self.pending: Dict[cst.Call, cst.Call] = {}  # original -> updated
+        self.renamed: Dict[cst.CSTNode, Row] = {}  # names replaced by another name
         words = context.facts.identifiers
         self.uses_events = "Event" in words and "cuda" in words
 
@@ -593,6 +622,9 @@ class CudaRuntime(Pass):
         short = canonical(name)[len("torch.") :]
         if row.shape == "report":
             self.report(node, row.code, f"`torch.{short}`: {row.advice}")
+        elif row.shape == "name":
+            if self._applied(node, row.code):
+                self.renamed[node] = row
         else:
             self.report(
                 node,
@@ -685,10 +717,26 @@ class CudaRuntime(Pass):
             return updated
         return getattr(self, f"_shape_{row.shape}")(original, updated, row, short)
 
-    def _applied(self, original: cst.Call, code: str, message="", fix=None) -> bool:
+    def leave_Name(self, original_node, updated_node):
+        return self._rename(original_node, updated_node)
+
+    def leave_Attribute(self, original_node, updated_node):
+        return self._rename(original_node, updated_node)
+
+    def _rename(self, original, updated):
+        row = self.renamed.get(original)
+        if row is None:
+            return updated
+        return self.expr(row.portable).with_changes(
+            lpar=updated.lpar, rpar=updated.rpar
+        )
+
+    def _applied(self, original, code: str, message="", fix=None) -> bool:
+        """Record a site (a call, or a name); when it is fixed, schedule the removal
+        of the import it came through if nothing else uses that import."""
         if not self.record_and_decide(original, code, message, fix):
             return False
-        root = original.func
+        root = original.func if isinstance(original, cst.Call) else original
         while isinstance(root, cst.Attribute):
             root = root.value
         target = self.context.facts.imports.get(getattr(root, "value", ""), "")
@@ -705,6 +753,12 @@ class CudaRuntime(Pass):
         if row.cpu is None:
             return call
         return self._guarded(original, call, row.cpu)
+
+    def _shape_name(self, original, updated, row: Row, short: str):
+        """A class with another name (raised or caught): only the name changes."""
+        if not self._applied(original, row.code):
+            return updated
+        return updated.with_changes(func=self.expr(row.portable))
 
     def _guarded(self, original, call, cpu: str) -> cst.BaseExpression:
         """``(call if DEVICE.type != "cpu" else cpu)``, parenthesized only if needed;
