@@ -23,12 +23,12 @@ Every choice below was checked on CPU PyTorch 2.13:
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set, Union
 
 import libcst as cst
 
 from codemod import catalog
-from codemod.catalog import Row, under
+from codemod.catalog import Param, Row, under
 from codemod.passes._helpers import AVAILABILITY, guards_cuda_only_code, is_guard
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
@@ -444,6 +444,56 @@ def _device_index_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
     return args[0].value
 
 
+def _mapped_arguments(
+    args: Sequence[cst.Arg], params: Optional[Sequence[Param]]
+) -> Union[Sequence[cst.Arg], str]:
+    """The call's arguments as the portable form takes them (``params``: the CUDA
+    function's parameters, see ``catalog.Param``), or why that is not exact."""
+    if params is None:
+        return args
+    if any(a.star for a in args):
+        return "arguments passed with * or ** cannot be checked against the target"
+    values: List[Optional[cst.Arg]] = [None] * len(params)
+    names = [p.name for p in params]
+    for position, arg in enumerate(args):
+        if arg.keyword is None:
+            if position >= len(params):
+                return "more arguments than the target takes"
+            values[position] = arg
+        elif (
+            arg.keyword.value in names
+            and values[names.index(arg.keyword.value)] is None
+        ):
+            values[names.index(arg.keyword.value)] = arg
+        else:
+            return f"`{arg.keyword.value}=` is not an argument the target takes"
+    out: List[cst.Arg] = []
+    keywords: List[cst.Arg] = []
+    for index, (param, arg) in enumerate(zip(params, values)):
+        if arg is None:
+            continue
+        if param.index_only and not (
+            isinstance(arg.value, cst.Integer) or _is_name(arg.value, "None")
+        ):
+            return (
+                f"`{param.name}` must be an int index there, not a device or a string"
+            )
+        if param.positional_only:
+            if any(v is None for v in values[:index]):
+                return (
+                    f"`{param.name}` is positional there and an earlier one is missing"
+                )
+            out.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+        else:
+            keywords.append(arg)
+    out += keywords
+    last = len(out) - 1
+    return [
+        a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == last else a
+        for i, a in enumerate(out)
+    ]
+
+
 def _tensor_form(call: cst.Call) -> Optional[str]:
     """ "data" for ``FloatTensor([...])``, "sizes" for ``FloatTensor(2, 3)``."""
     args = call.args
@@ -747,9 +797,14 @@ class CudaRuntime(Pass):
         return True
 
     def _shape_call(self, original, updated, row: Row, short: str):
+        args = _mapped_arguments(updated.args, row.params)
+        if isinstance(args, str):  # not exact: said why
+            target = row.portable.format(torch="torch", device="DEVICE")  # type: ignore
+            self.report(original, row.code, f"`torch.{short}(...)`: {args} ({target})")
+            return updated
         if not self._applied(original, row.code):
             return updated
-        call = updated.with_changes(func=self.expr(row.portable))
+        call = updated.with_changes(func=self.expr(row.portable), args=args)
         if row.cpu is None:
             return call
         return self._guarded(original, call, row.cpu)
