@@ -171,6 +171,15 @@ RUNTIME: List[Row] = [
     _runtime("device_count", "TP301", _ACC + "device_count"),
     _runtime("current_device", "TP302", _ACC + "current_device_index", "0"),
     _runtime("set_device", "TP302", _ACC + "set_device_index", "None"),
+    # `device=x.get_device()`: -1 for a CPU tensor, which no device argument takes.
+    Row(
+        ("Tensor.get_device",),
+        "TP302",
+        "cuda_runtime",
+        ".device",
+        kind="method",
+        trigger=r"get_device\(",
+    ),
     _runtime("device", "TP303", _ACC + "device_index", shape="device_index"),
     _runtime("synchronize", "TP304", _MOD + "synchronize"),
     _runtime("Stream", "TP305", _MOD + "Stream"),

@@ -73,7 +73,11 @@ RULES = (
         ACCELERATOR_TORCH,
         what="`current_device()` becomes `torch.accelerator.current_device_index()` and "
         "`set_device(i)` becomes `torch.accelerator.set_device_index(i)`, both behind "
-        '`DEVICE.type != "cpu"` (index 0 and a no-op on the CPU).',
+        '`DEVICE.type != "cpu"` (index 0 and a no-op on the CPU). Where the index is '
+        "passed as a device (`device=`, `.to(...)`, `torch.device(...)`), "
+        "`current_device()` becomes `torch.device(DEVICE.type, "
+        "torch.accelerator.current_device_index())` (`DEVICE` on the CPU) and "
+        "`x.get_device()` becomes `x.device`.",
         why="The torch.accelerator calls raise without an accelerator.",
         before=("import torch\n" "\n" "torch.cuda.set_device(local_rank)"),
         after=EXAMPLE_BINDING
@@ -547,6 +551,9 @@ class CudaRuntime(Pass):
         self.tests: Dict[cst.CSTNode, List[cst.Call]] = {}
         self.pending: Dict[cst.Call, cst.Call] = {}  # original -> updated
         self.renamed: Dict[cst.CSTNode, Row] = {}  # names replaced by another name
+        # Calls whose int result is passed as a device: `current_device()`,
+        # `x.get_device()` (-1 for a CPU tensor).
+        self.as_device: Set[cst.Call] = set()
         words = context.facts.identifiers
         self.uses_events = "Event" in words and "cuda" in words
 
@@ -623,6 +630,8 @@ class CudaRuntime(Pass):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self.skip.add(node.keyword)
+            if node.keyword.value == "device":
+                self._note_device(node.value)
         if not node.star:
             self.bare.add(node.value)
 
@@ -650,6 +659,23 @@ class CudaRuntime(Pass):
         name = self.callee(node)
         if name and name.startswith("torch.cuda."):
             self.skip.update(walk(node.func))  # the call is the site
+        first = node.args[0] if node.args else None
+        if first is not None and first.keyword is None and not first.star:
+            if name == "torch.device" and len(node.args) == 1:
+                self._note_device(first.value)
+            elif name is None and attribute_name(node) == "to":
+                self._note_device(first.value)
+
+    def _note_device(self, value: cst.BaseExpression) -> None:
+        """An int index passed where a device is meant (a `device=` argument, the
+        device of `.to(...)` or of `torch.device(...)`)."""
+        if not isinstance(value, cst.Call) or value.args:
+            return
+        own = "get_device" in self.context.facts.functions  # a method of the user's
+        if self.callee(value) == "torch.cuda.current_device" or (
+            attribute_name(value) == "get_device" and not self.callee(value) and not own
+        ):
+            self.as_device.add(value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip.add(node.attr)
@@ -684,7 +710,21 @@ class CudaRuntime(Pass):
 
     # -- rewriting, bottom-up -------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if original_node in self.as_device:
+            return self._index_as_device(original_node, updated_node)
         name = self.callee(original_node)
+        if (
+            name == "torch.device"
+            and len(original_node.args) == 1
+            and original_node.args[0].value in self.as_device
+            and updated_node.args[0].value is not original_node.args[0].value
+        ):
+            device = updated_node.args[0].value  # already a device
+            if isinstance(device, cst.IfExp) and original_node not in self.bare:
+                device = device.with_changes(
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+                )
+            return device
         if name and name.startswith("torch.cuda."):
             if any(original_node in calls for calls in self.tests.values()):
                 self.pending[original_node] = updated_node  # decided with its `if`
@@ -808,6 +848,28 @@ class CudaRuntime(Pass):
         if row.cpu is None:
             return call
         return self._guarded(original, call, row.cpu)
+
+    def _index_as_device(self, original: cst.Call, updated: cst.Call):
+        """A device index used as a device means that device: on CUDA
+        ``torch.device("cuda", i)``, exactly what the int selects."""
+        if attribute_name(original) == "get_device":
+            message = (
+                "`x.get_device()` is -1 for a tensor on the CPU, which no device "
+                "argument takes: `x.device` is the same device everywhere"
+            )
+            if not self.record_and_decide(original, "TP302", message):
+                return updated
+            return cst.Attribute(updated.func.value, cst.Name("device"))  # type: ignore
+        message = (
+            "`torch.cuda.current_device()` used as a device becomes the current "
+            "accelerator device (the device binding on the CPU)"
+        )
+        if not self._applied(original, "TP302", message):
+            return updated
+        device = self.expr(
+            "{torch}.device({device}.type, {torch}.accelerator.current_device_index())"
+        )
+        return self._guarded(original, device, self.context.device_name)
 
     def _shape_name(self, original, updated, row: Row, short: str):
         """A class with another name (raised or caught): only the name changes."""
