@@ -416,6 +416,7 @@ ELSEWHERE = catalog.torch_cuda_elsewhere()
 # Names that keep guarded code CUDA-only (so its `is_available()` guard stays).
 CUDA_ONLY_MODULES = catalog.CUDA_ONLY_LIBRARIES + ("torch.utils.cpp_extension",)
 _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
+_CPU_LITERAL = re.compile("cpu")
 
 
 KEPT_GUARD = (
@@ -426,12 +427,6 @@ KEPT_GUARD = (
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
-
-
-def _is_cuda_literal(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.SimpleString) and bool(
-        _CUDA_LITERAL.fullmatch(str(node.evaluated_value))
-    )
 
 
 def _is_name(node: cst.CSTNode, value: str) -> bool:
@@ -524,16 +519,6 @@ class CudaRuntime(Pass):
     RULES = RULES
     # elapsed_time: timing lines rarely say "cuda" themselves.
     TRIGGER = catalog.trigger_of("cuda_runtime")
-    # A call that becomes a guarded statement: its neighbours are seen with it, so
-    # that consecutive guarded statements share one `if` block.
-    CONTEXT = re.compile(
-        r"^\s*[\w.]*cuda\.(?:%s)\("
-        % "|".join(
-            re.escape(row.name[len("torch.cuda.") :])
-            for row in catalog.rows_of("cuda_runtime")
-            if row.cpu is not None and row.name.startswith("torch.cuda.")
-        )
-    )
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -576,7 +561,9 @@ class CudaRuntime(Pass):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._note_test(node, node.test)
-        if any(_is_cuda_literal(n) for n in walk(node.body)):
+        if self._device_literal(node.body, _CUDA_LITERAL) and self._device_literal(
+            node.orelse, _CPU_LITERAL
+        ):
             self.flags.add(_code(node.test))
         body = node.body
         if isinstance(body, cst.Call) and attribute_name(body) == "elapsed_time":
@@ -596,6 +583,18 @@ class CudaRuntime(Pass):
 
     def leave_IfExp_body(self, node: cst.IfExp) -> None:
         self.accelerated.pop()
+
+    def _device_literal(self, node: cst.BaseExpression, pattern) -> bool:
+        """``"cuda"`` or ``torch.device("cuda")`` (for ``pattern``)."""
+        if (
+            isinstance(node, cst.Call)
+            and self.callee(node) == "torch.device"
+            and len(node.args) == 1
+        ):
+            node = node.args[0].value
+        return isinstance(node, cst.SimpleString) and bool(
+            pattern.fullmatch(str(node.evaluated_value))
+        )
 
     def _needs_accelerator(self, test: cst.BaseExpression) -> bool:
         if isinstance(test, cst.BooleanOperation) and isinstance(
