@@ -147,6 +147,10 @@ def _rng(name: str, cpu: Evidence, mps: Evidence, tpu: Evidence) -> Dict[str, Ev
 
 
 DEVICE_MODULE = "torch.get_device_module(DEVICE)"
+OOM_RAISED = (
+    "the class is in every build; whether this backend's allocator raises it (rather "
+    "than a plain RuntimeError) is compiled code"
+)
 
 IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
     f"{DEVICE_MODULE}.synchronize()": _device_module(
@@ -302,6 +306,14 @@ IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
             "torch_tpu/_internal/distributed/torchcomm_tpu.py",
             'default_device_backend_map["tpu"] = "tpu_dist"',
         ),
+    ),
+    # One class for every backend; which allocators raise it is compiled code.
+    "torch.OutOfMemoryError": _device_module(
+        _yes(CUDA_INIT, "OutOfMemoryError = torch._C.OutOfMemoryError"),
+        _unknown(OOM_RAISED, "torch/_C/__init__.pyi", "class OutOfMemoryError"),
+        _unknown(OOM_RAISED, "torch/_C/__init__.pyi", "class OutOfMemoryError"),
+        _unknown(OOM_RAISED, "torch/_C/__init__.pyi", "class OutOfMemoryError"),
+        _unknown("the class is torch's own; whether TorchTPU raises it needs a TPU"),
     ),
     "x.record_stream(stream)": _device_module(
         _yes(RECORD_STREAM_KERNELS, "record_stream_cuda"),

@@ -35,6 +35,20 @@ PASS_ORDER = (
 
 
 @dataclass(frozen=True)
+class Param:
+    """A parameter of a ``torch.cuda`` function, as its portable form takes it.
+
+    ``positional_only``: the portable form takes it by position only (a keyword is
+    moved to its position). ``index_only``: the portable form takes an int index and
+    no ``torch.device`` or string, so only an int literal (or None) is exact.
+    """
+
+    name: str
+    positional_only: bool = False
+    index_only: bool = False
+
+
+@dataclass(frozen=True)
 class Row:
     """One CUDA-specific name (or form) and what torchport does with it.
 
@@ -45,6 +59,7 @@ class Row:
     reported only). ``cpu``: the value of the portable form on a machine without an
     accelerator when it would raise there ("None": a statement, skipped).
     ``shape``: the owning pass's rewrite for it. ``advice``: said with the report.
+    ``params`` (from ``PARAMS``): how the portable form takes the call's arguments.
     """
 
     names: Tuple[str, ...]
@@ -60,6 +75,13 @@ class Row:
     @property
     def name(self) -> str:
         return self.names[0]
+
+    @property
+    def params(self) -> Optional[Tuple[Param, ...]]:
+        """The CUDA call's parameters, in order, as the portable form takes them;
+        None: the arguments are passed on as written (the portable form is the same
+        function on CUDA, as the device module's are)."""
+        return PARAMS.get(self.name)
 
     @property
     def rule(self):
@@ -115,11 +137,50 @@ TENSOR_TYPES = {
     "Bool": "bool",
 }
 
+# The parameters of the torch.cuda functions whose portable form is another function
+# (tests/test_signatures.py checks them against the installed torch's signatures).
+_DEVICE = (Param("device", positional_only=True),)  # `device_index, /` in accelerator
+PARAMS: Dict[str, Tuple[Param, ...]] = {
+    **{
+        f"torch.cuda.{name}": ()
+        for name in ("is_available", "device_count", "current_device", "empty_cache")
+    },
+    "torch.cuda.set_device": _DEVICE,
+    "torch.cuda.device": (Param("device", positional_only=True, index_only=True),),
+    "torch.cuda.set_stream": (Param("stream"),),
+    **{
+        f"torch.cuda.{name}": _DEVICE
+        for name in (
+            "memory_allocated",
+            "max_memory_allocated",
+            "memory_reserved",
+            "max_memory_reserved",
+            "memory_cached",
+            "max_memory_cached",
+            "memory_stats",
+            "reset_peak_memory_stats",
+            "reset_max_memory_allocated",
+            "reset_max_memory_cached",
+            "reset_accumulated_memory_stats",
+            "mem_get_info",
+        )
+    },
+}
+
 RUNTIME: List[Row] = [
     _runtime("is_available", "TP301", _ACC + "is_available"),
     _runtime("device_count", "TP301", _ACC + "device_count"),
     _runtime("current_device", "TP302", _ACC + "current_device_index", "0"),
     _runtime("set_device", "TP302", _ACC + "set_device_index", "None"),
+    # `device=x.get_device()`: -1 for a CPU tensor, which no device argument takes.
+    Row(
+        ("Tensor.get_device",),
+        "TP302",
+        "cuda_runtime",
+        ".device",
+        kind="method",
+        trigger=r"get_device\(",
+    ),
     _runtime("device", "TP303", _ACC + "device_index", shape="device_index"),
     _runtime("synchronize", "TP304", _MOD + "synchronize"),
     _runtime("Stream", "TP305", _MOD + "Stream"),
@@ -222,9 +283,13 @@ RUNTIME: List[Row] = [
     *_no_portable_form(
         'CUDA-only state; guard it with `DEVICE.type == "cuda"`', "is_initialized"
     ),
-    *_no_portable_form(
-        "catch `torch.OutOfMemoryError`, which every backend raises",
-        "OutOfMemoryError",
+    # The same class since torch 2.5 (tests/test_signatures.py checks it).
+    Row(
+        ("torch.cuda.OutOfMemoryError",),
+        "TP318",
+        "cuda_runtime",
+        "{torch}.OutOfMemoryError",
+        shape="name",
     ),
     # The rest of torch.cuda's public API: CUDA-only, reported with the general advice.
     *_no_portable_form(

@@ -51,11 +51,6 @@ RUNS_ON_CPU_FAILS: Dict[str, str] = {
 INTERNAL_ERRORS: Dict[str, str] = {}
 # style golden -> what today's output gets wrong compared with the reviewed after file.
 STYLE_NOT_YET: Dict[str, str] = {
-    "style/cleanup_guards": "issue 12 items 6 and 7: inside `if args.cuda:` and "
-    "`if torch.accelerator.is_available():` the memory calls get a second, redundant "
-    '`DEVICE.type != "cpu"` guard; after the one-line `if step % 2 == 1:` the guarded '
-    'call is a conditional expression used as a statement (`... if DEVICE.type != "cpu" '
-    "else None`) instead of an `if`",
     "style/tab_indented": "issue 12 item 9: in a tab-indented file the inserted line "
     "is indented with a tab and four spaces, and the binding's continuation line with "
     "spaces",

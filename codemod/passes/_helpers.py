@@ -144,3 +144,35 @@ def target_name(node: cst.CSTNode) -> str:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return ""
+
+
+def is_guard(test: cst.BaseExpression, device_name: str) -> bool:
+    """``DEVICE.type != "cpu"``, the guard torchport emits."""
+    return (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.NotEqual)
+        and isinstance(test.left, cst.Attribute)
+        and isinstance(test.left.value, cst.Name)
+        and test.left.value.value == device_name
+        and test.left.attr.value == "type"
+        and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+        and test.comparisons[0].comparator.evaluated_value == "cpu"
+    )
+
+
+class _Unguard(cst.CSTTransformer):
+    def __init__(self, device_name: str) -> None:
+        super().__init__()
+        self.device_name = device_name
+
+    def leave_IfExp(self, original_node, updated_node):
+        if is_guard(updated_node.test, self.device_name):
+            return updated_node.body
+        return updated_node
+
+
+def without_guards(value: cst.BaseExpression, device_name: str) -> cst.BaseExpression:
+    """``value`` with each ``X if DEVICE.type != "cpu" else Y`` in it reduced to X:
+    for an expression that is about to be put behind that same guard."""
+    return value.visit(_Unguard(device_name))  # type: ignore[return-value]

@@ -23,16 +23,17 @@ Every choice below was checked on CPU PyTorch 2.13:
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Sequence, Set, Union
 
 import libcst as cst
 
 from codemod import catalog
-from codemod.catalog import Row, under
-from codemod.passes._helpers import guards_cuda_only_code
+from codemod.catalog import Param, Row, under
+from codemod.passes._helpers import AVAILABILITY, guards_cuda_only_code, is_guard
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
+OOM_ERROR_TORCH = (2, 5)  # torch.OutOfMemoryError
 MEMORY_TORCH = (2, 9)  # torch.accelerator memory statistics
 MEMORY_INFO_TORCH = (2, 10)  # torch.accelerator.get_memory_info
 DEVICE_INDEX_TORCH = (2, 8)  # torch.accelerator.device_index
@@ -72,7 +73,11 @@ RULES = (
         ACCELERATOR_TORCH,
         what="`current_device()` becomes `torch.accelerator.current_device_index()` and "
         "`set_device(i)` becomes `torch.accelerator.set_device_index(i)`, both behind "
-        '`DEVICE.type != "cpu"` (index 0 and a no-op on the CPU).',
+        '`DEVICE.type != "cpu"` (index 0 and a no-op on the CPU). Where the index is '
+        "passed as a device (`device=`, `.to(...)`, `torch.device(...)`), "
+        "`current_device()` becomes `torch.device(DEVICE.type, "
+        "torch.accelerator.current_device_index())` (`DEVICE` on the CPU) and "
+        "`x.get_device()` becomes `x.device`.",
         why="The torch.accelerator calls raise without an accelerator.",
         before=("import torch\n" "\n" "torch.cuda.set_device(local_rank)"),
         after=EXAMPLE_BINDING
@@ -329,6 +334,33 @@ RULES = (
         safety="Unsafe: not every device module has get_device_name (MPS has none).",
     ),
     Rule(
+        "TP318",
+        "cuda-out-of-memory-error",
+        "`torch.cuda.OutOfMemoryError` names CUDA",
+        Fix.SAFE,
+        OOM_ERROR_TORCH,
+        what="`torch.cuda.OutOfMemoryError` becomes `torch.OutOfMemoryError`.",
+        why="It is the same class (torch >= 2.5), under a name that does not suggest "
+        "CUDA; the fix is left out for older targets, which lack `torch.OutOfMemoryError`.",
+        before=(
+            "import torch\n"
+            "\n"
+            "try:\n"
+            "    x = torch.ones(2)\n"
+            "except torch.cuda.OutOfMemoryError:\n"
+            "    x = None"
+        ),
+        after=(
+            "import torch\n"
+            "\n"
+            "try:\n"
+            "    x = torch.ones(2)\n"
+            "except torch.OutOfMemoryError:\n"
+            "    x = None"
+        ),
+        safety="Safe: `torch.cuda.OutOfMemoryError is torch.OutOfMemoryError`.",
+    ),
+    Rule(
         "TP390",
         "cuda-api-without-portable-form",
         "this `torch.cuda` API has no portable equivalent",
@@ -367,12 +399,17 @@ ELSEWHERE = catalog.torch_cuda_elsewhere()
 # Names that keep guarded code CUDA-only (so its `is_available()` guard stays).
 CUDA_ONLY_MODULES = catalog.CUDA_ONLY_LIBRARIES + ("torch.utils.cpp_extension",)
 _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
+_CPU_LITERAL = re.compile("cpu")
 
 
 KEPT_GUARD = (
     "`torch.cuda.is_available()` kept: the code it guards still needs CUDA once "
     "rewritten; port that code, then widen the guard"
 )
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
 
 
 def _is_name(node: cst.CSTNode, value: str) -> bool:
@@ -387,6 +424,56 @@ def _device_index_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
     if args[0].keyword is not None and args[0].keyword.value != "device":
         return None
     return args[0].value
+
+
+def _mapped_arguments(
+    args: Sequence[cst.Arg], params: Optional[Sequence[Param]]
+) -> Union[Sequence[cst.Arg], str]:
+    """The call's arguments as the portable form takes them (``params``: the CUDA
+    function's parameters, see ``catalog.Param``), or why that is not exact."""
+    if params is None:
+        return args
+    if any(a.star for a in args):
+        return "arguments passed with * or ** cannot be checked against the target"
+    values: List[Optional[cst.Arg]] = [None] * len(params)
+    names = [p.name for p in params]
+    for position, arg in enumerate(args):
+        if arg.keyword is None:
+            if position >= len(params):
+                return "more arguments than the target takes"
+            values[position] = arg
+        elif (
+            arg.keyword.value in names
+            and values[names.index(arg.keyword.value)] is None
+        ):
+            values[names.index(arg.keyword.value)] = arg
+        else:
+            return f"`{arg.keyword.value}=` is not an argument the target takes"
+    out: List[cst.Arg] = []
+    keywords: List[cst.Arg] = []
+    for index, (param, arg) in enumerate(zip(params, values)):
+        if arg is None:
+            continue
+        if param.index_only and not (
+            isinstance(arg.value, cst.Integer) or _is_name(arg.value, "None")
+        ):
+            return (
+                f"`{param.name}` must be an int index there, not a device or a string"
+            )
+        if param.positional_only:
+            if any(v is None for v in values[:index]):
+                return (
+                    f"`{param.name}` is positional there and an earlier one is missing"
+                )
+            out.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+        else:
+            keywords.append(arg)
+    out += keywords
+    last = len(out) - 1
+    return [
+        a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == last else a
+        for i, a in enumerate(out)
+    ]
 
 
 def canonical(name: str) -> str:
@@ -408,10 +495,19 @@ class CudaRuntime(Pass):
         self.bare: Set[cst.CSTNode] = set()  # positions where no parentheses are needed
         self.guarded: Set[cst.CSTNode] = set()  # elapsed_time() already guarded
         self.statements: Dict[int, cst.BaseExpression] = {}  # guard IfExp -> call
+        self.made: Set[int] = set()  # ids of the `if` statements emitted for guards
+        # Enclosing branches that run only where there is an accelerator (no guard
+        # needed inside), and the flags that select "cuda" (`"cuda" if use_cuda ...`).
+        self.accelerated: List[bool] = []
+        self.flags: Set[str] = set()
         self.quotes: List[str] = []  # enclosing f-string quotes
         # is_available() calls in an if-test, decided when the whole `if` is known.
         self.tests: Dict[cst.CSTNode, List[cst.Call]] = {}
         self.pending: Dict[cst.Call, cst.Call] = {}  # original -> updated
+        self.renamed: Dict[cst.CSTNode, Row] = {}  # names replaced by another name
+        # Calls whose int result is passed as a device: `current_device()`,
+        # `x.get_device()` (-1 for a CPU tensor).
+        self.as_device: Set[cst.Call] = set()
         words = context.facts.identifiers
         self.uses_events = "Event" in words and "cuda" in words
 
@@ -434,9 +530,51 @@ class CudaRuntime(Pass):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._note_test(node, node.test)
+        if self._device_literal(node.body, _CUDA_LITERAL) and self._device_literal(
+            node.orelse, _CPU_LITERAL
+        ):
+            self.flags.add(_code(node.test))
         body = node.body
         if isinstance(body, cst.Call) and attribute_name(body) == "elapsed_time":
             self.guarded.add(body)
+
+    # A branch taken only with an accelerator: `if torch.cuda.is_available():`, our
+    # own guard, or a flag that selects the "cuda" device (where it is set, the
+    # program runs on the accelerator; on CUDA the guard is true anyway).
+    def visit_If_body(self, node: cst.If) -> None:
+        self.accelerated.append(self._needs_accelerator(node.test))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self.accelerated.pop()
+
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.append(self._needs_accelerator(node.test))
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.pop()
+
+    def _device_literal(self, node: cst.BaseExpression, pattern) -> bool:
+        """``"cuda"`` or ``torch.device("cuda")`` (for ``pattern``)."""
+        if (
+            isinstance(node, cst.Call)
+            and self.callee(node) == "torch.device"
+            and len(node.args) == 1
+        ):
+            node = node.args[0].value
+        return isinstance(node, cst.SimpleString) and bool(
+            pattern.fullmatch(str(node.evaluated_value))
+        )
+
+    def _needs_accelerator(self, test: cst.BaseExpression) -> bool:
+        if isinstance(test, cst.BooleanOperation) and isinstance(
+            test.operator, cst.And
+        ):
+            return self._needs_accelerator(test.left) or self._needs_accelerator(
+                test.right
+            )
+        if isinstance(test, cst.Call):
+            return self.callee(test) in AVAILABILITY and not test.args
+        return _code(test) in self.flags or is_guard(test, self.context.device_name)
 
     def _note_test(self, node: cst.CSTNode, test: cst.CSTNode) -> None:
         checks = [
@@ -460,6 +598,8 @@ class CudaRuntime(Pass):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self.skip.add(node.keyword)
+            if node.keyword.value == "device":
+                self._note_device(node.value)
         if not node.star:
             self.bare.add(node.value)
 
@@ -487,6 +627,23 @@ class CudaRuntime(Pass):
         name = self.callee(node)
         if name and name.startswith("torch.cuda."):
             self.skip.update(walk(node.func))  # the call is the site
+        first = node.args[0] if node.args else None
+        if first is not None and first.keyword is None and not first.star:
+            if name == "torch.device" and len(node.args) == 1:
+                self._note_device(first.value)
+            elif name is None and attribute_name(node) == "to":
+                self._note_device(first.value)
+
+    def _note_device(self, value: cst.BaseExpression) -> None:
+        """An int index passed where a device is meant (a `device=` argument, the
+        device of `.to(...)` or of `torch.device(...)`)."""
+        if not isinstance(value, cst.Call) or value.args:
+            return
+        own = "get_device" in self.context.facts.functions  # a method of the user's
+        if self.callee(value) == "torch.cuda.current_device" or (
+            attribute_name(value) == "get_device" and not self.callee(value) and not own
+        ):
+            self.as_device.add(value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip.add(node.attr)
@@ -509,6 +666,9 @@ class CudaRuntime(Pass):
         short = canonical(name)[len("torch.") :]
         if row.shape == "report":
             self.report(node, row.code, f"`torch.{short}`: {row.advice}")
+        elif row.shape == "name":
+            if self._applied(node, row.code):
+                self.renamed[node] = row
         else:
             self.report(
                 node,
@@ -518,7 +678,21 @@ class CudaRuntime(Pass):
 
     # -- rewriting, bottom-up -------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if original_node in self.as_device:
+            return self._index_as_device(original_node, updated_node)
         name = self.callee(original_node)
+        if (
+            name == "torch.device"
+            and len(original_node.args) == 1
+            and original_node.args[0].value in self.as_device
+            and updated_node.args[0].value is not original_node.args[0].value
+        ):
+            device = updated_node.args[0].value  # already a device
+            if isinstance(device, cst.IfExp) and original_node not in self.bare:
+                device = device.with_changes(
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+                )
+            return device
         if name and name.startswith("torch.cuda."):
             if any(original_node in calls for calls in self.tests.values()):
                 self.pending[original_node] = updated_node  # decided with its `if`
@@ -601,10 +775,26 @@ class CudaRuntime(Pass):
             return updated
         return getattr(self, f"_shape_{row.shape}")(original, updated, row, short)
 
-    def _applied(self, original: cst.Call, code: str, message="", fix=None) -> bool:
+    def leave_Name(self, original_node, updated_node):
+        return self._rename(original_node, updated_node)
+
+    def leave_Attribute(self, original_node, updated_node):
+        return self._rename(original_node, updated_node)
+
+    def _rename(self, original, updated):
+        row = self.renamed.get(original)
+        if row is None:
+            return updated
+        return self.expr(row.portable).with_changes(
+            lpar=updated.lpar, rpar=updated.rpar
+        )
+
+    def _applied(self, original, code: str, message="", fix=None) -> bool:
+        """Record a site (a call, or a name); when it is fixed, schedule the removal
+        of the import it came through if nothing else uses that import."""
         if not self.record_and_decide(original, code, message, fix):
             return False
-        root = original.func
+        root = original.func if isinstance(original, cst.Call) else original
         while isinstance(root, cst.Attribute):
             root = root.value
         target = self.context.facts.imports.get(getattr(root, "value", ""), "")
@@ -615,23 +805,58 @@ class CudaRuntime(Pass):
         return True
 
     def _shape_call(self, original, updated, row: Row, short: str):
+        args = _mapped_arguments(updated.args, row.params)
+        if isinstance(args, str):  # not exact: said why
+            target = row.portable.format(torch="torch", device="DEVICE")  # type: ignore
+            self.report(original, row.code, f"`torch.{short}(...)`: {args} ({target})")
+            return updated
         if not self._applied(original, row.code):
             return updated
-        call = updated.with_changes(func=self.expr(row.portable))
+        call = updated.with_changes(func=self.expr(row.portable), args=args)
         if row.cpu is None:
             return call
         return self._guarded(original, call, row.cpu)
 
+    def _index_as_device(self, original: cst.Call, updated: cst.Call):
+        """A device index used as a device means that device: on CUDA
+        ``torch.device("cuda", i)``, exactly what the int selects."""
+        if attribute_name(original) == "get_device":
+            message = (
+                "`x.get_device()` is -1 for a tensor on the CPU, which no device "
+                "argument takes: `x.device` is the same device everywhere"
+            )
+            if not self.record_and_decide(original, "TP302", message):
+                return updated
+            return cst.Attribute(updated.func.value, cst.Name("device"))  # type: ignore
+        message = (
+            "`torch.cuda.current_device()` used as a device becomes the current "
+            "accelerator device (the device binding on the CPU)"
+        )
+        if not self._applied(original, "TP302", message):
+            return updated
+        device = self.expr(
+            "{torch}.device({device}.type, {torch}.accelerator.current_device_index())"
+        )
+        return self._guarded(original, device, self.context.device_name)
+
+    def _shape_name(self, original, updated, row: Row, short: str):
+        """A class with another name (raised or caught): only the name changes."""
+        if not self._applied(original, row.code):
+            return updated
+        return updated.with_changes(func=self.expr(row.portable))
+
     def _guarded(self, original, call, cpu: str) -> cst.BaseExpression:
-        """``(call if DEVICE.type != "cpu" else cpu)``, parenthesized only if needed."""
+        """``(call if DEVICE.type != "cpu" else cpu)``, parenthesized only if needed;
+        the call alone inside a branch that runs only with an accelerator."""
+        if any(self.accelerated):
+            return call
         quote = "'" if self.quotes and '"' in self.quotes[-1] else '"'
         node = self.expr(
             "({call} if " + _guard(quote) + " else " + cpu + ")", call=call
         )
         if original in self.bare:
             node = node.with_changes(lpar=[], rpar=[])
-        if cpu == "None":
-            self.statements[id(node)] = call
+        self.statements[id(node)] = call  # its value is unused if it is a statement
         return node
 
     def _shape_device_index(self, original, updated, row: Row, short: str):
@@ -693,19 +918,100 @@ class CudaRuntime(Pass):
             and node.attr.value == "type"
         )
 
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        """``x if DEVICE.type != "cpu" else None`` as a statement: a one-line ``if``."""
-        body = updated_node.body
-        if len(body) != 1 or not isinstance(body[0], cst.Expr):
-            return updated_node
-        call = self.statements.get(id(body[0].value))
-        if call is None:
-            return updated_node
-        return cst.If(
-            test=self.expr(_guard()),
-            body=cst.SimpleStatementSuite(
-                body=[cst.Expr(call)],
-                trailing_whitespace=updated_node.trailing_whitespace,
-            ),
-            leading_lines=updated_node.leading_lines,
+    # -- guarded statements ----------------------------------------------------
+    def _guarded_statement(self, statement: cst.BaseSmallStatement):
+        """The call of ``call if DEVICE.type != "cpu" else ...`` as a statement."""
+        if isinstance(statement, cst.Expr):
+            return self.statements.get(id(statement.value))
+        return None
+
+    def _if(self, call: cst.BaseExpression, comment=None, **changes) -> cst.If:
+        """``if DEVICE.type != "cpu":`` over ``call`` (and its line's comment)."""
+        line = cst.SimpleStatementLine([cst.Expr(call)])
+        if comment is not None:
+            line = line.with_changes(trailing_whitespace=comment)
+        node = cst.If(
+            test=self.expr(_guard()), body=cst.IndentedBlock([line]), **changes
         )
+        self.made.add(id(node))
+        return node
+
+    def _split(self, line: cst.SimpleStatementLine) -> List[cst.BaseStatement]:
+        """A line with guarded calls: an ``if`` per guarded statement; a line holding
+        several statements (``a; b``) becomes one line each."""
+        statements = line.body
+        if not any(self._guarded_statement(s) for s in statements):
+            return [line]
+        out: List[cst.BaseStatement] = []
+        for i, statement in enumerate(statements):
+            last = i == len(statements) - 1
+            changes = {"leading_lines": line.leading_lines} if i == 0 else {}
+            call = self._guarded_statement(statement)
+            if call is not None:
+                comment = line.trailing_whitespace if last else None
+                out.append(self._if(call, comment, **changes))
+            else:
+                statement = statement.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+                out.append(
+                    cst.SimpleStatementLine(
+                        [statement],
+                        trailing_whitespace=(
+                            line.trailing_whitespace
+                            if last
+                            else cst.TrailingWhitespace()
+                        ),
+                        **changes,
+                    )
+                )
+        return out
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        out = self._split(updated_node)
+        if len(out) == 1:
+            return out[0]
+        return cst.FlattenSentinel(out)
+
+    def leave_SimpleStatementSuite(self, original_node, updated_node):
+        """``if x: call`` on one line: the guarded call gets a block of its own."""
+        line = cst.SimpleStatementLine(body=updated_node.body)
+        out = self._split(line)
+        if out == [line]:
+            return updated_node
+        return cst.IndentedBlock(
+            body=self._merged(out), header=updated_node.trailing_whitespace
+        )
+
+    def _merged(self, body: Sequence[cst.BaseStatement]) -> List[cst.BaseStatement]:
+        """Consecutive guard ``if`` blocks emitted here share one block (exact: the
+        guarded calls do not rebind the device)."""
+        out: List[cst.BaseStatement] = []
+        for statement in body:
+            previous = out[-1] if out else None
+            if (
+                id(statement) in self.made
+                and id(previous) in self.made
+                and not statement.leading_lines  # type: ignore[union-attr]
+                and isinstance(previous.body, cst.IndentedBlock)  # type: ignore
+                and isinstance(statement.body, cst.IndentedBlock)  # type: ignore
+            ):
+                block = previous.body  # type: ignore[union-attr]
+                merged = previous.with_changes(  # type: ignore[union-attr]
+                    body=block.with_changes(
+                        body=[*block.body, *statement.body.body]  # type: ignore
+                    )
+                )
+                self.made.add(id(merged))
+                out[-1] = merged
+            else:
+                out.append(statement)
+        return out
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not any(id(s) in self.made for s in updated_node.body):
+            return updated_node
+        return updated_node.with_changes(body=self._merged(updated_node.body))
+
+    def leave_Module(self, original_node, updated_node):
+        if not any(id(s) in self.made for s in updated_node.body):
+            return updated_node
+        return updated_node.with_changes(body=self._merged(updated_node.body))

@@ -313,6 +313,8 @@ class DeviceStrings(Pass):
             if arg.keyword is None:
                 continue
             keyword = arg.keyword.value
+            if callee and callee.startswith("torch.cuda."):
+                break  # the runtime pass maps these by the target's signature
             if keyword in DEVICE_KEYWORDS:
                 kind = DEVICE_KEYWORDS[keyword] if torch_callee else Kind.STRING
                 if kind is Kind.LOCATION and callee != "torch.load":

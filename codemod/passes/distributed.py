@@ -18,7 +18,7 @@ import libcst as cst
 
 from codemod.passes.base import Pass, option_name
 from codemod import catalog
-from codemod.passes._helpers import AVAILABILITY, target_name
+from codemod.passes._helpers import AVAILABILITY, target_name, without_guards
 from codemod.rules import Fix, Rule, register
 
 DIST_TORCH = (2, 6)  # torch.distributed.get_default_backend_for_device
@@ -442,7 +442,8 @@ class Distributed(Pass):
             return updated_node
         return updated_node.with_changes(
             value=self.expr(
-                '{value} if {device}.type != "cpu" else None', value=updated_node.value
+                '{value} if {device}.type != "cpu" else None',
+                value=without_guards(updated_node.value, self.context.device_name),
             )
         )
 

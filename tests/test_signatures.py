@@ -1,0 +1,203 @@
+"""The calls and names torchport emits exist in the installed torch and take the
+arguments it passes them (checked against ``inspect.signature``).
+
+For every catalogue row that emits a call, each way of passing each parameter of the
+CUDA function (by position, by keyword) is rewritten by torchport; the call it emits
+must bind to the signature of the function it calls on CUDA (and on the CPU, where
+the call is not guarded), or the site must be reported instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Callable, List, Optional, Tuple
+
+import libcst as cst
+import pytest
+import torch
+
+from codemod import catalog
+from codemod.options import Options
+from codemod.transform import rewrite_source
+
+OPTIONS = Options(target_torch=(2, 13), unsafe_fixes=True, device_name="DEVICE")
+# A portable form that is a function: `{torch}.a.b` or the device module's.
+FUNCTION = re.compile(r"\{torch\}(?:\.get_device_module\(\{device\}\))?(?:\.\w+)+")
+
+
+def _resolve(dotted: str):
+    obj = torch
+    for part in dotted.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+# Every catalogue row whose CUDA name is called and becomes a call of a function.
+ROWS = [
+    row
+    for row in catalog.ROWS
+    if row.kind == "name"
+    and FUNCTION.fullmatch(row.portable or "")
+    and callable(_resolve(row.name))
+]
+
+
+def _targets(row: catalog.Row) -> List[Tuple[str, Callable]]:
+    """(where, function) the emitted call reaches: on CUDA the device module is
+    torch.cuda; on the CPU it is torch.cpu, reached only where the call is not
+    guarded."""
+    template = row.portable or ""
+    if "{device}" not in template:
+        name = template.format(torch="torch")
+        return [("cuda and cpu", _resolve(name))]
+    attr = template.rsplit(".", 1)[1]
+    targets = [("cuda", getattr(torch.cuda, attr))]
+    if row.cpu is None:
+        targets.append(("cpu", getattr(torch.cpu, attr)))
+    return targets
+
+
+def _samples(function) -> List[str]:
+    """Argument lists that call ``function`` with each parameter by position and by
+    keyword (the others left to their defaults where they have one)."""
+    try:
+        params = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return [""]
+    named = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    required = [p for p in named if p.default is p.empty]
+    calls = [""] if not required else []
+    for i, p in enumerate(named):
+        before = [q for q in named[:i] if q.default is q.empty]
+        head = (
+            ["0"] * len(before)
+            if all(q.kind != q.KEYWORD_ONLY for q in before)
+            else None
+        )
+        if head is not None and p.kind != p.KEYWORD_ONLY:
+            calls.append(", ".join(["0"] * (i + 1)))
+        if p.kind != p.POSITIONAL_ONLY:
+            rest = [f"{q.name}=0" for q in required if q is not p]
+            calls.append(", ".join(rest + [f"{p.name}=0"]))
+    return list(dict.fromkeys(calls))
+
+
+def _emitted(code: str, callee: str) -> Optional[cst.Call]:
+    found: List[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if cst.Module([]).code_for_node(node.func) == callee:
+                found.append(node)
+
+    cst.parse_module(code).visit(Finder())
+    return found[0] if found else None
+
+
+def _binds(function, call: cst.Call) -> None:
+    """Bind the call's arguments to ``function``'s signature; a builtin without one
+    is called, on the CPU."""
+    positional = [object() for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: object() for a in call.args if a.keyword is not None}
+    try:
+        signature = inspect.signature(function)
+    except ValueError:
+        code = cst.Module([]).code_for_node(call)
+        eval(code, {"torch": torch, "DEVICE": torch.device("cpu")})
+        return
+    signature.bind(*positional, **keywords)
+
+
+# Known not to bind yet, with the reason: strict, so that a fix removes its entry.
+NOT_YET = {
+    "torch.cuda.Stream(device=0)": "torch.cpu.Stream takes no device (issue 12 item 1)",
+    "torch.cuda.Stream(0, 0)": "torch.cpu.Stream takes no device (issue 12 item 1)",
+}
+
+
+def _cases():
+    for row in ROWS:
+        for args in _samples(_resolve(row.name)):
+            case = f"{row.name}({args})"
+            marks = ()
+            if case in NOT_YET:
+                marks = pytest.mark.xfail(reason=NOT_YET[case], strict=True)
+            yield pytest.param(row, args, id=case, marks=marks)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
+def test_target_exists(row):
+    for _, target in _targets(row):
+        assert callable(target)
+
+
+@pytest.mark.parametrize("row, args", list(_cases()))
+def test_emitted_call_binds_to_the_target(row, args):
+    source = f"import torch\n\nresult = {row.name}({args})\n"
+    result = rewrite_source(source, OPTIONS)
+    callee = (row.portable or "").format(torch="torch", device="DEVICE")
+    call = _emitted(result.code, callee)
+    if call is None:  # left as it is: then it must be reported
+        assert row.name in result.code
+        assert any(d.code == row.code for d in result.diagnostics), result.code
+        return
+    for where, target in _targets(row):
+        if target is _resolve(row.name):
+            continue  # the same object under another name
+        try:
+            _binds(target, call)
+        except TypeError as error:
+            pytest.fail(f"on {where}: {result.code.strip()}: {error}")
+
+
+@pytest.mark.parametrize(
+    "name, params", [(name, params) for name, params in catalog.PARAMS.items()]
+)
+def test_params_match_both_signatures(name, params):
+    """The catalogue's parameters are the CUDA function's, and say rightly how the
+    portable form takes each one."""
+    row = next(r for r in catalog.ROWS if r.name == name)
+    cuda = [
+        p
+        for p in inspect.signature(_resolve(name)).parameters.values()
+        if p.kind != p.VAR_KEYWORD
+    ]
+    assert [p.name for p in params] == [p.name for p in cuda]
+    target = list(
+        inspect.signature(
+            _resolve(row.portable.format(torch="torch"))
+        ).parameters.values()
+    )
+    assert len(target) >= len(params)
+    for param, theirs in zip(params, target):
+        assert param.positional_only == (theirs.kind == theirs.POSITIONAL_ONLY), name
+        if param.name == "device":
+            takes_a_device = "torch.device" in str(theirs.annotation)
+            assert param.index_only != takes_a_device, (name, theirs.annotation)
+
+
+def test_every_accelerator_row_has_params():
+    """A ``torch.accelerator`` function is not the CUDA one: its arguments must be
+    mapped, never passed on as written."""
+    for row in ROWS:
+        if (row.portable or "").startswith("{torch}.accelerator."):
+            assert row.params is not None, row.name
+
+
+def test_index_only_argument_is_reported():
+    source = (
+        'import torch\n\nwith torch.cuda.device(torch.device("cuda", 1)):\n    pass\n'
+    )
+    result = rewrite_source(source, Options(target_torch=(2, 13), device_name="DEVICE"))
+    assert "torch.cuda.device(" in result.code
+    assert "TP303" in [d.code for d in result.diagnostics]
+
+
+def test_out_of_memory_error_is_one_class():
+    # TP318 renames the exception only because this holds (torch >= 2.5).
+    assert torch.cuda.OutOfMemoryError is torch.OutOfMemoryError
