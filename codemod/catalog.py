@@ -125,6 +125,13 @@ RUNTIME: List[Row] = [
     _runtime("current_stream", "TP305", _MOD + "current_stream"),
     _runtime("stream", "TP305", _MOD + "stream"),
     _runtime("set_stream", "TP305", _ACC + "set_stream", "None"),
+    # On the CPU every torch.cpu stream is the same no-op.
+    _runtime(
+        "default_stream",
+        "TP305",
+        _MOD + "default_stream",
+        "{torch}.cpu.current_stream()",
+    ),
     _runtime("Event", "TP306", _MOD + "Event", "{torch}.cpu.Event()"),
     Row(
         ("Event.elapsed_time",),
@@ -135,6 +142,11 @@ RUNTIME: List[Row] = [
         kind="method",
         trigger="elapsed_time",
     ),
+    # Methods of a CUDA stream (known by its binding) that torch.cpu's no-op stream
+    # lacks, and record_stream, which no CPU tensor has: kept for accelerators.
+    Row(("Stream.synchronize",), "TP305", "cuda_runtime", cpu="None", kind="method"),
+    Row(("Stream.query",), "TP305", "cuda_runtime", cpu="True", kind="method"),
+    Row(("Tensor.record_stream",), "TP305", "cuda_runtime", cpu="None", kind="method"),
     _runtime("empty_cache", "TP308", _ACC + "empty_cache", "None"),
     _runtime("memory_allocated", "TP308", _ACC + "memory_allocated", "0"),
     _runtime("max_memory_allocated", "TP308", _ACC + "max_memory_allocated", "0"),
@@ -177,11 +189,6 @@ RUNTIME: List[Row] = [
     ),
     *(_runtime(f"{name}Tensor", "TP313", shape="tensor") for name in TENSOR_TYPES),
     _runtime("get_device_name", "TP314", _MOD + "get_device_name", '"cpu"'),
-    *_no_portable_form(
-        "no portable default stream; `torch.get_device_module(DEVICE)"
-        ".current_stream()` is portable if the current stream will do",
-        "default_stream",
-    ),
     *_no_portable_form(
         'CUDA IPC only; guard it with `if DEVICE.type == "cuda":`', "ipc_collect"
     ),

@@ -35,8 +35,6 @@ from tests.test_fixtures import _remaining, _rewrite
 RUNS_ON_CPU_FAILS: Dict[str, str] = {
     "checkpoint_rng_resume": 'TP102 line 46: map_location="cuda:0" became '
     'f"{DEVICE.type}:0", and torch.load cannot restore to "cpu:0"',
-    "data_prefetcher": "TP305 line 36: x.record_stream(<device module>.current_stream()) "
-    "raises 'unknown parameter type' on CPU",
     "ddp_single_process": "silent, line 40: x.to(rank) with an int index (issue 12 item "
     "4) raises 'Cannot access accelerator device when none is available'",
     "ddp_tutorial_gpu_id": "silent, line 20: model.to(gpu_id) with gpu_id from "
@@ -50,11 +48,6 @@ RUNS_ON_CPU_FAILS: Dict[str, str] = {
     "is left",
     "nvtx_annotated_loop": "TP902 line 17 (reported): torch.cuda.nvtx.range_push and "
     "the other nvtx calls are left",
-    "side_streams": "TP305 line 24: c.record_stream(main_stream) with main_stream from "
-    "the device module raises 'unknown parameter type' on CPU",
-    "stream_sync_copy_back": "TP305 line 16: "
-    "torch.get_device_module(DEVICE).current_stream().synchronize() raises "
-    "AttributeError on CPU ('Stream' object has no attribute 'synchronize')",
 }
 # name -> the internal error torchport hits on it today (the file is left untouched).
 INTERNAL_ERRORS: Dict[str, str] = {
