@@ -190,11 +190,7 @@ RUNTIME: List[Row] = [
     *(_runtime(f"{name}Tensor", "TP313", shape="tensor") for name in TENSOR_TYPES),
     _runtime("get_device_name", "TP314", _MOD + "get_device_name", '"cpu"'),
     *_no_portable_form(
-        'CUDA IPC only; guard it with `if DEVICE.type == "cuda":`', "ipc_collect"
-    ),
-    *_no_portable_form(
         ALLOCATOR,
-        "set_per_process_memory_fraction",
         "get_per_process_memory_fraction",
         "caching_allocator_alloc",
         "caching_allocator_delete",
@@ -247,7 +243,6 @@ RUNTIME: List[Row] = [
         "can_device_access_peer",
         "check_error",
         "cudaStatus",
-        "cudart",
         "current_blas_handle",
         "current_solver_handle",
         "default_generators",
@@ -259,7 +254,6 @@ RUNTIME: List[Row] = [
         "get_gencode_flags",
         "get_stream_from_external",
         "get_sync_debug_mode",
-        "set_sync_debug_mode",
         "has_half",
         "has_magma",
         "host_memory_stats",
@@ -526,6 +520,21 @@ REPORTED: List[Row] = [
         "torch.cuda.nvtx.mark",
         advice="nvtx marks exist only in CUDA builds; wrap the region in "
         "`torch.profiler.record_function(name)` instead",
+    ),
+    # Called for their effect alone, they are kept for CUDA behind a guard.
+    *_report(
+        "TP911",
+        "torch.cuda.set_per_process_memory_fraction",
+        "torch.cuda.set_sync_debug_mode",
+        "torch.cuda.ipc_collect",
+        "torch.cuda.cudart",
+        "torch.cuda.profiler.start",
+        "torch.cuda.profiler.stop",
+        "torch.cuda.memory._record_memory_history",
+        "torch.cuda.memory._dump_snapshot",
+        advice='CUDA-only, with no portable equivalent: keep it for `DEVICE.type == "cuda"`'
+        " (torchport guards it where it is a statement of its own, outside a CUDA "
+        "check)",
     ),
     *_report(
         "TP903",

@@ -46,8 +46,6 @@ RUNS_ON_CPU_FAILS: Dict[str, str] = {
     "is left untouched",
     "legacy_tensor_types": "TP313 line 10 (reported): x.type(torch.cuda.FloatTensor) "
     "is left",
-    "nvtx_annotated_loop": "TP902 line 17 (reported): torch.cuda.nvtx.range_push and "
-    "the other nvtx calls are left",
 }
 # name -> the internal error torchport hits on it today (the file is left untouched).
 INTERNAL_ERRORS: Dict[str, str] = {

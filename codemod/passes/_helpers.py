@@ -144,3 +144,13 @@ def target_name(node: cst.CSTNode) -> str:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return ""
+
+
+def is_binding_type(node: cst.CSTNode, device_name: str) -> bool:
+    """``DEVICE.type`` of the module's device binding."""
+    return (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == device_name
+        and node.attr.value == "type"
+    )

@@ -365,14 +365,12 @@ RULES = (
         Fix.NONE,
         None,
         what="Reports `torch.cuda` names torchport has no portable form for "
-        "(`default_stream`, `ipc_collect`, `set_per_process_memory_fraction`, "
-        "`memory_summary`, `get_device_properties`, ...), with advice.",
+        "(`memory_summary`, `get_device_properties`, `initial_seed`, ...), with "
+        "advice. (CUDA-only calls made for their effect alone are TP911.)",
         why="They raise or mean nothing on other devices.",
-        before=(
-            "import torch\n" "\n" "torch.cuda.set_per_process_memory_fraction(0.5)"
-        ),
+        before=("import torch\n" "\n" "print(torch.cuda.memory_summary())"),
         after='if DEVICE.type == "cuda":  # by hand\n'
-        "    torch.cuda.set_per_process_memory_fraction(0.5)",
+        "    print(torch.cuda.memory_summary())",
         safety="No automatic fix.",
     ),
 )
@@ -470,6 +468,8 @@ class CudaRuntime(Pass):
 
     def _row(self, name: str) -> Optional[Row]:
         """The table's row for a torch.cuda name; None when another pass owns it."""
+        if under(name, ELSEWHERE):  # `torch.cuda.memory._record_memory_history`
+            return None
         name = canonical(name)
         if under(name, ELSEWHERE) or name == "torch.cuda":
             return None
