@@ -100,8 +100,11 @@ RULES = (
             'with torch.accelerator.device_index(1 if DEVICE.type != "cpu" else None):\n'
             "    x = torch.ones(2)"
         ),
-        safety="Safe for integer literals; an index held in a variable is assumed to "
-        "be an int, not a torch.device (unsafe).",
+        safety="Safe where the index is known to be an int: a literal, a call that "
+        "gives one (`int(...)`, `len(...)`, `current_device()`, `device_count()`, "
+        "`x.get_device()`), or a variable of the same function (or module) always "
+        "bound so or by `for i in range(...)`. Any other index is assumed to be an "
+        "int, not a torch.device or a string (unsafe).",
     ),
     Rule(
         "TP304",
@@ -448,7 +451,7 @@ class CudaRuntime(Pass):
     # sees its whole top-level statement (a variable of a function, an attribute
     # set in __init__). `torch.cuda.synchronize()` needs no binding.
     CONTEXT = re.compile(
-        r"elapsed_time|record_stream|(?<!cuda)\.(?:synchronize|query)\("
+        r"elapsed_time|record_stream|(?<!cuda)\.(?:synchronize|query)\(|cuda\.device\("
     )
 
     def __init__(self, context) -> None:
@@ -459,7 +462,7 @@ class CudaRuntime(Pass):
         self.statements: Dict[int, cst.BaseExpression] = {}  # guard IfExp -> call
         self.quotes: List[str] = []  # enclosing f-string quotes
         # CUDA events and streams known by their binding (see CudaObjects).
-        self.objects = CudaObjects(self.qualified_name)
+        self.objects = CudaObjects(self.qualified_name, context.facts.bound)
         # is_available() calls in an if-test, decided when the whole `if` is known.
         self.tests: Dict[cst.CSTNode, List[cst.Call]] = {}
         self.pending: Dict[cst.Call, cst.Call] = {}  # original -> updated
@@ -691,7 +694,7 @@ class CudaRuntime(Pass):
         if value is None:
             self.report(original, row.code)
             return updated
-        literal = isinstance(value, cst.Integer) or _is_name(value, "None")
+        literal = _is_name(value, "None") or self.objects.kind(value) == INT
         message = "" if literal else "the device is assumed to be an int index"
         if not self._applied(
             original, row.code, message, None if literal else Fix.UNSAFE
@@ -857,6 +860,16 @@ METHODS: Dict[str, Row] = {
     if row.kind == "method"
 }
 EVENT, STREAM = "event", "stream"
+INT = "int"  # a device index (`with torch.cuda.device(i):`, TP303)
+# Calls that give an int.
+INT_CALLS = {
+    "torch.cuda.current_device",
+    "torch.cuda.device_count",
+    "torch.accelerator.current_device_index",
+    "torch.accelerator.device_count",
+}
+INT_BUILTINS = {"int", "len"}
+INT_METHODS = {"get_device"}  # Tensor.get_device()
 # Which object each method belongs to (record_stream: what its argument is).
 METHOD_KINDS = {
     name: STREAM if row.name.startswith(("Stream.", "Tensor.")) else EVENT
@@ -898,6 +911,8 @@ class _Bindings(cst.CSTVisitor):
     def _kind(self, value: Optional[cst.BaseExpression]) -> Optional[str]:
         if isinstance(value, cst.Call):
             return self.kind_of_call(value)
+        if isinstance(value, cst.Integer):
+            return INT
         if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
             kinds = {self._kind(e.value) for e in value.elements}
         elif isinstance(value, cst.ListComp):
@@ -942,7 +957,11 @@ class _Bindings(cst.CSTVisitor):
         self.bind(node.target, node.value)
 
     def visit_For(self, node: cst.For) -> None:
-        self.bind(node.target, None)
+        counts = isinstance(node.iter, cst.Call) and _is_name(node.iter.func, "range")
+        if counts and isinstance(node.target, cst.Name):
+            self.bind(node.target, cst.Integer("0"))  # an int, whatever its value
+        else:
+            self.bind(node.target, None)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -994,15 +1013,24 @@ class CudaObjects:
     bindings come from the top-level statements seen before.
     """
 
-    def __init__(self, qualified_name) -> None:
+    def __init__(self, qualified_name, bound=frozenset()) -> None:
         self.qualified_name = qualified_name  # of a name, or of a call's callee
+        self.bound = bound  # names the module binds (a builtin it shadows)
         self.module: Kinds = {}  # module-level names, from top-level chunks
         self.attributes: Kinds = {}
         self.scopes: List[tuple] = []  # (is_class, names) of the enclosing defs
         self.top_level = False
 
     def kind_of_call(self, call: cst.Call) -> Optional[str]:
-        return MAKERS.get(canonical(self.qualified_name(call) or ""))
+        name = self.qualified_name(call)
+        if name in INT_CALLS:
+            return INT
+        if name is None and attribute_name(call) in INT_METHODS:
+            return INT
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in INT_BUILTINS:
+            return INT if func.value not in self.bound else None
+        return MAKERS.get(canonical(name or ""))
 
     def _merge(self, table: Kinds, found: Kinds) -> None:
         for key, kind in found.items():
@@ -1041,6 +1069,8 @@ class CudaObjects:
         """EVENT, STREAM (or their plural) for an expression known to be one."""
         if isinstance(node, cst.Call):
             return self.kind_of_call(node)
+        if isinstance(node, cst.Integer):
+            return INT
         if self.qualified_name(node):  # an imported name (`torch.cuda`): not an object
             return None
         if isinstance(node, cst.Name):
