@@ -179,6 +179,13 @@ IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
         _yes(XPU_STREAMS, "Stream"),
         _tpu("Stream", TPU_EXPERIMENTAL),
     ),
+    f"{DEVICE_MODULE}.default_stream()": _device_module(
+        _yes(CUDA_INIT, "default_stream"),
+        _no(CPU_INIT, "default_stream", "torchport writes torch.cpu.current_stream()"),
+        _no(MPS_INIT, "default_stream"),
+        _no(XPU_INIT, "default_stream"),
+        _unknown("not checked against the torch-tpu wheel's exports", TPU_API),
+    ),
     f"with {DEVICE_MODULE}.stream(s):": _device_module(
         _yes(CUDA_INIT, "stream"),
         _yes(CPU_INIT, "stream"),

@@ -187,6 +187,13 @@ RUNTIME: List[Row] = [
     _runtime("current_stream", "TP305", _MOD + "current_stream"),
     _runtime("stream", "TP305", _MOD + "stream"),
     _runtime("set_stream", "TP305", _ACC + "set_stream", "None"),
+    # On the CPU every torch.cpu stream is the same no-op.
+    _runtime(
+        "default_stream",
+        "TP305",
+        _MOD + "default_stream",
+        "{torch}.cpu.current_stream()",
+    ),
     _runtime("Event", "TP306", _MOD + "Event", "{torch}.cpu.Event()"),
     Row(
         ("Event.elapsed_time",),
@@ -197,6 +204,11 @@ RUNTIME: List[Row] = [
         kind="method",
         trigger="elapsed_time",
     ),
+    # Methods of a CUDA stream (known by its binding) that torch.cpu's no-op stream
+    # lacks, and record_stream, which no CPU tensor has: kept for accelerators.
+    Row(("Stream.synchronize",), "TP305", "cuda_runtime", cpu="None", kind="method"),
+    Row(("Stream.query",), "TP305", "cuda_runtime", cpu="True", kind="method"),
+    Row(("Tensor.record_stream",), "TP305", "cuda_runtime", cpu="None", kind="method"),
     _runtime("empty_cache", "TP308", _ACC + "empty_cache", "None"),
     _runtime("memory_allocated", "TP308", _ACC + "memory_allocated", "0"),
     _runtime("max_memory_allocated", "TP308", _ACC + "max_memory_allocated", "0"),
@@ -243,16 +255,7 @@ RUNTIME: List[Row] = [
     ),
     _runtime("get_device_name", "TP314", _MOD + "get_device_name", '"cpu"'),
     *_no_portable_form(
-        "no portable default stream; `torch.get_device_module(DEVICE)"
-        ".current_stream()` is portable if the current stream will do",
-        "default_stream",
-    ),
-    *_no_portable_form(
-        'CUDA IPC only; guard it with `if DEVICE.type == "cuda":`', "ipc_collect"
-    ),
-    *_no_portable_form(
         ALLOCATOR,
-        "set_per_process_memory_fraction",
         "get_per_process_memory_fraction",
         "caching_allocator_alloc",
         "caching_allocator_delete",
@@ -309,7 +312,6 @@ RUNTIME: List[Row] = [
         "can_device_access_peer",
         "check_error",
         "cudaStatus",
-        "cudart",
         "current_blas_handle",
         "current_solver_handle",
         "default_generators",
@@ -321,7 +323,6 @@ RUNTIME: List[Row] = [
         "get_gencode_flags",
         "get_stream_from_external",
         "get_sync_debug_mode",
-        "set_sync_debug_mode",
         "has_half",
         "has_magma",
         "host_memory_stats",
@@ -588,6 +589,21 @@ REPORTED: List[Row] = [
         "torch.cuda.nvtx.mark",
         advice="nvtx marks exist only in CUDA builds; wrap the region in "
         "`torch.profiler.record_function(name)` instead",
+    ),
+    # Called for their effect alone, they are kept for CUDA behind a guard.
+    *_report(
+        "TP911",
+        "torch.cuda.set_per_process_memory_fraction",
+        "torch.cuda.set_sync_debug_mode",
+        "torch.cuda.ipc_collect",
+        "torch.cuda.cudart",
+        "torch.cuda.profiler.start",
+        "torch.cuda.profiler.stop",
+        "torch.cuda.memory._record_memory_history",
+        "torch.cuda.memory._dump_snapshot",
+        advice='CUDA-only, with no portable equivalent: keep it for `DEVICE.type == "cuda"`'
+        " (torchport guards it where it is a statement of its own, outside a CUDA "
+        "check)",
     ),
     *_report(
         "TP903",

@@ -24,6 +24,9 @@ its bugs.  A *site* is one of these kinds:
 ``cuda-extension``  ``torch.utils.cpp_extension.CUDAExtension``
 ``profiler-cuda``   ``ProfilerActivity.CUDA``
 
+Code in the body of ``if <device>.type == "cuda":`` (or of such a conditional expression)
+runs on CUDA alone and is no site, nor is the ``"cuda"`` of that test.
+
 Names are resolved through a small per-file import map (``import torch as th``,
 ``from torch import cuda``, ``from torch.cuda import amp``,
 ``from torch.cuda.amp import GradScaler``, ``import torch.backends.cudnn as cudnn``...).
@@ -133,6 +136,19 @@ def _dotted(node: ast.AST) -> list[str] | None:
     return None
 
 
+def _is_cuda_test(test: ast.AST) -> bool:
+    """``<device>.type == "cuda"``: true on CUDA alone."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.left, ast.Attribute)
+        and test.left.attr == "type"
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "cuda"
+    )
+
+
 class _Visitor(ast.NodeVisitor):
     def __init__(self, path: str, source: str):
         self.path = path
@@ -145,6 +161,8 @@ class _Visitor(ast.NodeVisitor):
 
     # -- helpers ----------------------------------------------------------------------------
     def add(self, node: ast.AST, kind: str) -> None:
+        if self._on_cuda_only(node):
+            return
         line = getattr(node, "lineno", 0)
         col = getattr(node, "col_offset", 0) + 1
         snippet = ""
@@ -238,6 +256,24 @@ class _Visitor(ast.NodeVisitor):
                     return True
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 return False
+            child, parent = parent, self.parents.get(id(parent))
+        return False
+
+    def _on_cuda_only(self, node: ast.AST) -> bool:
+        """True in the body of ``if <device>.type == "cuda":`` (or of such a conditional
+        expression), code kept for CUDA alone, and for the "cuda" of that test."""
+        child, parent = node, self.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, ast.Compare) and _is_cuda_test(parent):
+                return True
+            if isinstance(parent, (ast.If, ast.IfExp)) and _is_cuda_test(parent.test):
+                in_body = (
+                    child is parent.body
+                    if isinstance(parent, ast.IfExp)
+                    else child in parent.body
+                )
+                if in_body:
+                    return True
             child, parent = parent, self.parents.get(id(parent))
         return False
 

@@ -3,9 +3,12 @@ claims it makes about CPU PyTorch hold on the torch installed here."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
 import torch
 
-from codemod.passes.cuda_runtime import API, RULES
+from codemod.passes.cuda_runtime import API, METHODS, RULES
 from codemod.transform import rewrite_source
 from tests.fixture_cases import FIXTURES, options_of
 
@@ -75,3 +78,53 @@ def test_cpu_events_record_but_cannot_time():
     event.record()
     event.synchronize()
     assert not hasattr(event, "elapsed_time")
+
+
+def test_cpu_streams_do_what_the_unguarded_stream_forms_need():
+    # Emitted unguarded: Stream(), current_stream(), `with stream(s):`, wait_stream,
+    # wait_event, Event().record(stream) all run on the CPU device module.
+    module = torch.get_device_module(CPU)
+    side, main = module.Stream(), module.current_stream()
+    side.wait_stream(main)
+    side.wait_event(module.Event())
+    module.Event().record(side)
+    with module.stream(side):
+        assert module.current_stream() is side
+    assert module.current_stream() is main
+    # The CPU value of default_stream() is such a stream too.
+    assert isinstance(_resolve(API["torch.cuda.default_stream"].cpu), module.Stream)
+
+
+def test_methods_the_cpu_lacks_are_the_guarded_ones():
+    # Emitted behind DEVICE.type != "cpu": each would raise on the CPU.
+    stream = torch.get_device_module(CPU).current_stream()
+    assert not hasattr(stream, "synchronize") and not hasattr(stream, "query")
+    assert not hasattr(torch.cpu.Event(), "elapsed_time")
+    for argument in (stream, torch.Stream(CPU)):
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            torch.ones(2).record_stream(argument)
+    assert {name for name in METHODS} == {
+        "elapsed_time",
+        "synchronize",
+        "query",
+        "record_stream",
+    }
+    assert eval(METHODS["query"].cpu) is True  # CPU work is done when it returns
+
+
+def test_stream_methods_follow_the_binding():
+    source = (
+        "import torch\n"
+        "def f(x, s):\n"
+        "    mine = torch.cuda.current_stream()\n"
+        "    mine.synchronize()\n"
+        "    s.synchronize()\n"
+        "    x.record_stream(s)\n"
+        "    x.record_stream(mine)\n"
+    )
+    code = rewrite_source(source, options_of(source)).code
+    guarded = r'if DEVICE.type != "cpu":\s+'
+    assert re.search(guarded + r"mine\.synchronize\(\)", code)
+    assert re.search(guarded + r"x\.record_stream\(mine\)", code)
+    # A parameter is not known to be a stream.
+    assert "\n    s.synchronize()" in code and "\n    x.record_stream(s)" in code

@@ -33,19 +33,10 @@ from tests.test_fixtures import _remaining, _rewrite
 
 # name -> why its after file does not run on CPU today (rule, line of the after file).
 RUNS_ON_CPU_FAILS: Dict[str, str] = {
-    "data_prefetcher": "TP305 line 36: x.record_stream(<device module>.current_stream()) "
-    "raises 'unknown parameter type' on CPU",
     "default_tensor_type_llama": "TP313 line 11 (reported): "
     "torch.set_default_tensor_type(torch.cuda.HalfTensor) is left: its portable form "
     "(set_default_dtype with set_default_device) does not reach the legacy "
     "torch.Tensor(...) constructor, so it is not exact",
-    "nvtx_annotated_loop": "TP902 line 17 (reported): torch.cuda.nvtx.range_push and "
-    "the other nvtx calls are left",
-    "side_streams": "TP305 line 24: c.record_stream(main_stream) with main_stream from "
-    "the device module raises 'unknown parameter type' on CPU",
-    "stream_sync_copy_back": "TP305 line 16: "
-    "torch.get_device_module(DEVICE).current_stream().synchronize() raises "
-    "AttributeError on CPU ('Stream' object has no attribute 'synchronize')",
 }
 # name -> the internal error torchport hits on it today (the file is left untouched).
 INTERNAL_ERRORS: Dict[str, str] = {}

@@ -176,3 +176,13 @@ def without_guards(value: cst.BaseExpression, device_name: str) -> cst.BaseExpre
     """``value`` with each ``X if DEVICE.type != "cpu" else Y`` in it reduced to X:
     for an expression that is about to be put behind that same guard."""
     return value.visit(_Unguard(device_name))  # type: ignore[return-value]
+
+
+def is_binding_type(node: cst.CSTNode, device_name: str) -> bool:
+    """``DEVICE.type`` of the module's device binding."""
+    return (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == device_name
+        and node.attr.value == "type"
+    )

@@ -105,8 +105,11 @@ RULES = (
             'with torch.accelerator.device_index(1 if DEVICE.type != "cpu" else None):\n'
             "    x = torch.ones(2)"
         ),
-        safety="Safe for integer literals; an index held in a variable is assumed to "
-        "be an int, not a torch.device (unsafe).",
+        safety="Safe where the index is known to be an int: a literal, a call that "
+        "gives one (`int(...)`, `len(...)`, `current_device()`, `device_count()`, "
+        "`x.get_device()`), or a variable of the same function (or module) always "
+        "bound so or by `for i in range(...)`. Any other index is assumed to be an "
+        "int, not a torch.device or a string (unsafe).",
     ),
     Rule(
         "TP304",
@@ -128,26 +131,36 @@ RULES = (
         "`torch.cuda` streams only know CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`torch.cuda.Stream()`, `current_stream()` and `stream(s)` go through "
-        "`torch.get_device_module(DEVICE)`; `set_stream(s)` becomes "
-        '`torch.accelerator.set_stream(s)` behind `DEVICE.type != "cpu"`.',
-        why="torch.cpu has no-op streams, so side-stream code still runs on the CPU "
-        "(`torch.Stream(DEVICE).wait_stream` raises there).",
+        what="`torch.cuda.Stream()`, `current_stream()`, `default_stream()` and "
+        "`stream(s)` go through `torch.get_device_module(DEVICE)`; `set_stream(s)` "
+        'becomes `torch.accelerator.set_stream(s)` behind `DEVICE.type != "cpu"`. '
+        "On a stream known by its binding (made by one of these calls, in the same "
+        "function, or an attribute always set so), `.synchronize()` and `.query()`, "
+        "and `x.record_stream(stream)`, are kept for accelerators: a statement goes "
+        'behind `if DEVICE.type != "cpu":`, `query()` is True on the CPU.',
+        why="torch.cpu has no-op streams (`wait_stream`, `wait_event`, `with "
+        "stream(s):` work), so side-stream code still runs on the CPU; they have no "
+        "`synchronize` or `query`, CPU tensors have no `record_stream`, and "
+        "`torch.Stream(DEVICE).wait_stream` raises there.",
         before=(
             "import torch\n"
             "\n"
             "s = torch.cuda.Stream()\n"
             "with torch.cuda.stream(s):\n"
-            "    x = torch.ones(2)"
+            "    x = torch.ones(2)\n"
+            "s.synchronize()"
         ),
         after=EXAMPLE_BINDING
         + (
             "s = torch.get_device_module(DEVICE).Stream()\n"
             "with torch.get_device_module(DEVICE).stream(s):\n"
-            "    x = torch.ones(2)"
+            "    x = torch.ones(2)\n"
+            'if DEVICE.type != "cpu":\n'
+            "    s.synchronize()"
         ),
-        safety="Safe: on CUDA the device module is torch.cuda. MPS has no stream API "
-        "in its device module.",
+        safety="Safe: on CUDA the device module is torch.cuda and every call is "
+        "unchanged. MPS has no stream API in its device module; XPU has no "
+        "`default_stream`.",
     ),
     Rule(
         "TP306",
@@ -176,8 +189,12 @@ RULES = (
         "`Event.elapsed_time()` cannot time on the CPU",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="In a module that uses `torch.cuda.Event`, `start.elapsed_time(end)` "
-        'becomes `(start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan"))`.',
+        what="`start.elapsed_time(end)` on an event known by its binding (made by "
+        "`torch.cuda.Event(...)` in the same function or module, an attribute always "
+        "set so, or an element of a list of them) becomes "
+        '`(start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan"))`. '
+        "Other receivers are left alone (a host timer of the program's own), and "
+        "reported where the module makes CUDA events and defines no `elapsed_time`.",
         why="CPU events have no timer. NaN says 'not measured' without crashing the "
         "benchmark; use `time.perf_counter()` for CPU timings.",
         before=(
@@ -367,14 +384,12 @@ RULES = (
         Fix.NONE,
         None,
         what="Reports `torch.cuda` names torchport has no portable form for "
-        "(`default_stream`, `ipc_collect`, `set_per_process_memory_fraction`, "
-        "`memory_summary`, `get_device_properties`, ...), with advice.",
+        "(`memory_summary`, `get_device_properties`, `initial_seed`, ...), with "
+        "advice. (CUDA-only calls made for their effect alone are TP911.)",
         why="They raise or mean nothing on other devices.",
-        before=(
-            "import torch\n" "\n" "torch.cuda.set_per_process_memory_fraction(0.5)"
-        ),
+        before=("import torch\n" "\n" "print(torch.cuda.memory_summary())"),
         after='if DEVICE.type == "cuda":  # by hand\n'
-        "    torch.cuda.set_per_process_memory_fraction(0.5)",
+        "    print(torch.cuda.memory_summary())",
         safety="No automatic fix.",
     ),
 )
@@ -488,6 +503,12 @@ class CudaRuntime(Pass):
     RULES = RULES
     # elapsed_time: timing lines rarely say "cuda" themselves.
     TRIGGER = catalog.trigger_of("cuda_runtime")
+    # A method of an event or stream is decided by the object's binding: the pass
+    # sees its whole top-level statement (a variable of a function, an attribute
+    # set in __init__). `torch.cuda.synchronize()` needs no binding.
+    CONTEXT = re.compile(
+        r"elapsed_time|record_stream|(?<!cuda)\.(?:synchronize|query)\(|cuda\.device\("
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -501,6 +522,8 @@ class CudaRuntime(Pass):
         self.accelerated: List[bool] = []
         self.flags: Set[str] = set()
         self.quotes: List[str] = []  # enclosing f-string quotes
+        # CUDA events and streams known by their binding (see CudaObjects).
+        self.objects = CudaObjects(self.qualified_name, context.facts.bound)
         # is_available() calls in an if-test, decided when the whole `if` is known.
         self.tests: Dict[cst.CSTNode, List[cst.Call]] = {}
         self.pending: Dict[cst.Call, cst.Call] = {}  # original -> updated
@@ -513,6 +536,8 @@ class CudaRuntime(Pass):
 
     def _row(self, name: str) -> Optional[Row]:
         """The table's row for a torch.cuda name; None when another pass owns it."""
+        if under(name, ELSEWHERE):  # `torch.cuda.memory._record_memory_history`
+            return None
         name = canonical(name)
         if under(name, ELSEWHERE) or name == "torch.cuda":
             return None
@@ -527,6 +552,12 @@ class CudaRuntime(Pass):
 
     def visit_If(self, node: cst.If) -> None:
         self._note_test(node, node.test)
+        if self._is_cpu_guard(node.test):  # a method call guarded by a first run
+            self.guarded.update(
+                n
+                for n in walk(node.body)
+                if isinstance(n, cst.Call) and attribute_name(n) in METHODS
+            )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._note_test(node, node.test)
@@ -534,9 +565,8 @@ class CudaRuntime(Pass):
             node.orelse, _CPU_LITERAL
         ):
             self.flags.add(_code(node.test))
-        body = node.body
-        if isinstance(body, cst.Call) and attribute_name(body) == "elapsed_time":
-            self.guarded.add(body)
+        if isinstance(node.body, cst.Call) and attribute_name(node.body) in METHODS:
+            self.guarded.add(node.body)
 
     # A branch taken only with an accelerator: `if torch.cuda.is_available():`, our
     # own guard, or a flag that selects the "cuda" device (where it is set, the
@@ -700,14 +730,8 @@ class CudaRuntime(Pass):
             return self._cuda_call(original_node, updated_node, name)
         if name == "torch.random.fork_rng":
             return self._fork_rng(original_node, updated_node)
-        if (
-            self.uses_events
-            and attribute_name(updated_node) == "elapsed_time"
-            and len(updated_node.args) == 1
-            and original_node not in self.guarded
-            and self.record_and_decide(original_node, "TP307")
-        ):
-            return self._guarded(original_node, updated_node, 'float("nan")')
+        if attribute_name(original_node) in METHODS:
+            return self._object_method(original_node, updated_node)
         return updated_node
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If):
@@ -864,7 +888,7 @@ class CudaRuntime(Pass):
         if value is None:
             self.report(original, row.code)
             return updated
-        literal = isinstance(value, cst.Integer) or _is_name(value, "None")
+        literal = _is_name(value, "None") or self.objects.kind(value) == INT
         message = "" if literal else "the device is assumed to be an int index"
         if not self._applied(
             original, row.code, message, None if literal else Fix.UNSAFE
@@ -1015,3 +1039,299 @@ class CudaRuntime(Pass):
         if not any(id(s) in self.made for s in updated_node.body):
             return updated_node
         return updated_node.with_changes(body=self._merged(updated_node.body))
+
+    # -- methods of CUDA events and streams (TP305, TP307) ----------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.objects.enter_chunk(node, top_level=self.context.col_offset == 0)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.objects.enter_scope(node, is_class=False)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.objects.leave_scope()
+        return updated_node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.objects.enter_scope(node, is_class=True)
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self.objects.leave_scope()
+        return updated_node
+
+    def _is_cpu_guard(self, test: cst.BaseExpression) -> bool:
+        """``DEVICE.type != "cpu"``, as the guards of this pass write it."""
+        return (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.NotEqual)
+            and self._is_device_type(test.left)
+            and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+            and test.comparisons[0].comparator.evaluated_value == "cpu"
+        )
+
+    def _object_method(self, original: cst.Call, updated: cst.Call):
+        """A method torch.cpu's no-op events and streams lack, called on an object
+        known to be a CUDA event or stream (``x.record_stream(stream)``: the
+        argument): kept for accelerators, its CPU value on the CPU."""
+        method = attribute_name(original)
+        args = original.args
+        if method == "record_stream":
+            known = len(args) == 1 and self.objects.kind(args[0].value) == STREAM
+            row = METHODS[method] if known else None
+        else:
+            kind = self.objects.kind(original.func.value)  # type: ignore[attr-defined]
+            row = METHODS[method] if kind == METHOD_KINDS[method] else None
+        if method == "elapsed_time" and len(args) != 1:
+            row = None
+        if original in self.guarded:
+            return updated
+        if row is None:
+            if method == "elapsed_time" and self._maybe_cuda_event():
+                self.report(original, "TP307", UNKNOWN_EVENT)
+            return updated
+        message = METHOD_MESSAGES.get(method, "")
+        if not self.record_and_decide(original, row.code, message):
+            return updated
+        return self._guarded(original, updated, row.cpu)  # type: ignore[arg-type]
+
+    def _maybe_cuda_event(self) -> bool:
+        """The module makes CUDA events and defines no ``elapsed_time`` of its own
+        (a host timer class of the user's)."""
+        facts = self.context.facts
+        return (
+            self.uses_events
+            and "elapsed_time" not in facts.functions
+            and "elapsed_time" not in facts.stored_attributes
+        )
+
+
+# Methods of CUDA objects that torch.cpu's stand-ins lack: the catalogue's rows.
+# Methods of CUDA events and streams kept for accelerators, with their CPU value
+# (`Tensor.get_device` is a method row too, rewritten where it is a device argument).
+METHODS: Dict[str, Row] = {
+    row.name.rsplit(".", 1)[1]: row
+    for row in catalog.rows_of("cuda_runtime")
+    if row.kind == "method" and row.cpu is not None
+}
+EVENT, STREAM = "event", "stream"
+INT = "int"  # a device index (`with torch.cuda.device(i):`, TP303)
+# Calls that give an int.
+INT_CALLS = {
+    "torch.cuda.current_device",
+    "torch.cuda.device_count",
+    "torch.accelerator.current_device_index",
+    "torch.accelerator.device_count",
+}
+INT_BUILTINS = {"int", "len"}
+INT_METHODS = {"get_device"}  # Tensor.get_device()
+# Which object each method belongs to (record_stream: what its argument is).
+METHOD_KINDS = {
+    name: STREAM if row.name.startswith(("Stream.", "Tensor.")) else EVENT
+    for name, row in METHODS.items()
+}
+# torch.cuda calls (after ALIASES) that make an event or a stream.
+MAKERS = {
+    "torch.cuda.Event": EVENT,
+    "torch.cuda.Stream": STREAM,
+    "torch.cuda.current_stream": STREAM,
+    "torch.cuda.default_stream": STREAM,
+}
+METHOD_MESSAGES = {
+    "synchronize": "`.synchronize()` of a CUDA stream: torch.cpu's no-op stream has "
+    "none; kept for accelerators",
+    "query": "`.query()` of a CUDA stream: torch.cpu's no-op stream has none; True "
+    "on the CPU",
+    "record_stream": "`.record_stream(stream)`: CPU tensors have none; kept for "
+    "accelerators",
+}
+UNKNOWN_EVENT = (
+    "`.elapsed_time()` of an object torchport cannot tell is a CUDA event: left as it "
+    'is; CPU events cannot time (use `... if DEVICE.type != "cpu" else float("nan")` '
+    "or a host timer)"
+)
+Kinds = Dict[str, Optional[str]]
+
+
+class _Bindings(cst.CSTVisitor):
+    """What one scope binds: name (or attribute) -> EVENT or STREAM when every
+    binding of it is a call that makes one, "events"/"streams" for a list or tuple
+    of them, None when anything else is bound to it."""
+
+    def __init__(self, kind_of_call) -> None:
+        self.kind_of_call = kind_of_call
+        self.names: Kinds = {}
+        self.attributes: Kinds = {}
+
+    def _kind(self, value: Optional[cst.BaseExpression]) -> Optional[str]:
+        if isinstance(value, cst.Call):
+            return self.kind_of_call(value)
+        if isinstance(value, cst.Integer):
+            return INT
+        if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+            kinds = {self._kind(e.value) for e in value.elements}
+        elif isinstance(value, cst.ListComp):
+            kinds = {self._kind(value.elt)}
+        else:
+            return None
+        kind = kinds.pop() if len(kinds) == 1 else None
+        return kind + "s" if kind in (EVENT, STREAM) else None
+
+    def bind(self, target: cst.CSTNode, value: Optional[cst.BaseExpression]) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            values = None
+            if isinstance(value, (cst.Tuple, cst.List)):
+                if len(value.elements) == len(target.elements):
+                    values = [e.value for e in value.elements]
+            for i, element in enumerate(target.elements):
+                self.bind(element.value, values[i] if values else None)
+            return
+        if isinstance(target, cst.StarredElement):
+            self.bind(target.value, None)
+            return
+        if isinstance(target, cst.Name):
+            table, key = self.names, target.value
+        elif isinstance(target, cst.Attribute):
+            table, key = self.attributes, target.attr.value
+        else:
+            return
+        kind = self._kind(value)
+        table[key] = kind if table.get(key, kind) == kind else None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self.bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.bind(node.target, None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.bind(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        counts = isinstance(node.iter, cst.Call) and _is_name(node.iter.func, "range")
+        if counts and isinstance(node.target, cst.Name):
+            self.bind(node.target, cst.Integer("0"))  # an int, whatever its value
+        else:
+            self.bind(node.target, None)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.bind(node.asname.name, None)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self.bind(node.name.name, None)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        local = node.asname.name if node.asname else node.name
+        while isinstance(local, cst.Attribute):
+            local = local.value
+        self.bind(local, None)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.bind(node.name, None)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.bind(node.name, None)
+        return False  # its own scope
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.bind(node.name, None)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+class _Attributes(_Bindings):
+    """Attributes bound anywhere in a chunk, methods and nested classes included."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return True
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return True
+
+
+class CudaObjects:
+    """Which receivers are CUDA events and streams, known by their bindings.
+
+    A name is known when every binding of it in its scope (the function, or the
+    module) is a call that makes one (``start = torch.cuda.Event(...)``); an
+    attribute (``self.start``) when every assignment to that attribute the pass
+    has seen is. The passes see a statement that calls one of ``METHODS`` with the
+    whole top-level statement around it (``CudaRuntime.CONTEXT``); module-level
+    bindings come from the top-level statements seen before.
+    """
+
+    def __init__(self, qualified_name, bound=frozenset()) -> None:
+        self.qualified_name = qualified_name  # of a name, or of a call's callee
+        self.bound = bound  # names the module binds (a builtin it shadows)
+        self.module: Kinds = {}  # module-level names, from top-level chunks
+        self.attributes: Kinds = {}
+        self.scopes: List[tuple] = []  # (is_class, names) of the enclosing defs
+        self.top_level = False
+
+    def kind_of_call(self, call: cst.Call) -> Optional[str]:
+        name = self.qualified_name(call)
+        if name in INT_CALLS:
+            return INT
+        if name is None and attribute_name(call) in INT_METHODS:
+            return INT
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in INT_BUILTINS:
+            return INT if func.value not in self.bound else None
+        return MAKERS.get(canonical(name or ""))
+
+    def _merge(self, table: Kinds, found: Kinds) -> None:
+        for key, kind in found.items():
+            table[key] = kind if table.get(key, kind) == kind else None
+
+    def enter_chunk(self, module: cst.Module, top_level: bool) -> None:
+        self.scopes = []
+        self.top_level = top_level
+        attributes = _Attributes(self.kind_of_call)
+        module.visit(attributes)
+        self._merge(self.attributes, attributes.attributes)
+        if top_level:
+            names = _Bindings(self.kind_of_call)
+            module.visit(names)
+            self._merge(self.module, names.names)
+
+    def enter_scope(self, node, is_class: bool) -> None:
+        names = _Bindings(self.kind_of_call)
+        if isinstance(node, cst.FunctionDef):
+            node.params.visit(names)
+        node.body.visit(names)
+        self.scopes.append((is_class, names.names))
+
+    def leave_scope(self) -> None:
+        self.scopes.pop()
+
+    def _name(self, name: str) -> Optional[str]:
+        for depth, (is_class, names) in enumerate(reversed(self.scopes)):
+            if is_class and depth > 0:
+                continue  # a class body is not a scope of its methods
+            if name in names:
+                return names[name]
+        return self.module.get(name) if self.top_level else None
+
+    def kind(self, node: cst.CSTNode) -> Optional[str]:
+        """EVENT, STREAM (or their plural) for an expression known to be one."""
+        if isinstance(node, cst.Call):
+            return self.kind_of_call(node)
+        if isinstance(node, cst.Integer):
+            return INT
+        if self.qualified_name(node):  # an imported name (`torch.cuda`): not an object
+            return None
+        if isinstance(node, cst.Name):
+            return self._name(node.value)
+        if isinstance(node, cst.Attribute):
+            return self.attributes.get(node.attr.value)
+        if isinstance(node, cst.Subscript):
+            kind = self.kind(node.value)
+            return kind[:-1] if kind in (EVENT + "s", STREAM + "s") else None
+        return None

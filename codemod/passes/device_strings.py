@@ -17,7 +17,7 @@ from typing import Dict, Optional, Set, Tuple, Union
 import libcst as cst
 
 from codemod import catalog
-from codemod.passes._helpers import target_name
+from codemod.passes._helpers import is_binding_type, target_name
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, option_name
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
@@ -392,8 +392,14 @@ class DeviceStrings(Pass):
         for side in sides:
             if device_literal(side) == "cuda":
                 self.kinds[side] = (Kind.IGNORE, "")
-                self.kinds[node] = (Kind.STRING, "TP104")
+                if not self._is_cuda_only_test(sides):
+                    self.kinds[node] = (Kind.STRING, "TP104")
                 return
+
+    def _is_cuda_only_test(self, sides) -> bool:
+        """``DEVICE.type == "cuda"`` of the binding: the guard of code kept for CUDA
+        alone (nvtx, allocator settings), which must stay CUDA-only."""
+        return any(is_binding_type(side, self.context.device_name) for side in sides)
 
     # -- rewriting, bottom-up -------------------------------------------------
     def _string_type(self) -> cst.Attribute:

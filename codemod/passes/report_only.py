@@ -22,10 +22,11 @@ from codemod.passes._helpers import (
     ImportSites,
     cuda_only_guard_calls,
     imported_names,
+    is_binding_type,
     is_sm_version,
 )
 from codemod.passes.base import Pass, walk
-from codemod.rules import Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
 RULES = (
     Rule(
@@ -53,29 +54,37 @@ RULES = (
     Rule(
         "TP902",
         "nvtx",
-        "nvtx ranges exist only in CUDA builds (they raise elsewhere); use "
-        "`torch.profiler.record_function(name)`",
-        Fix.UNSAFE,
+        "nvtx ranges exist only in CUDA builds (they raise elsewhere); keep them for "
+        'CUDA (`DEVICE.type == "cuda"`) or use `torch.profiler.record_function(name)`',
+        Fix.SAFE,
         None,
-        what="Rewrites `with torch.cuda.nvtx.range(name):` to `with torch.profiler."
-        "record_function(name):`; reports `range_push`/`range_pop` (pair them into "
-        "that `with`), `mark` and other nvtx calls.",
+        what="`range_push`, `range_pop` and `mark` called as statements go behind "
+        '`if DEVICE.type == "cuda":`; `with torch.cuda.nvtx.range(name):` becomes '
+        '`with torch.cuda.nvtx.range(name) if DEVICE.type == "cuda" else '
+        "torch.profiler.record_function(name):` (with `--unsafe-fixes`, "
+        "`torch.profiler.record_function(name)` alone). Other uses are reported.",
         why="`torch.cuda.nvtx.*` raises 'NVTX functions not installed' on every build "
         "without CUDA; `record_function` labels the region on every device.",
         before=(
             "import torch\n"
             "\n"
             'with torch.cuda.nvtx.range("forward"):\n'
-            "    out = model(x)"
+            '    torch.cuda.nvtx.mark("start")'
         ),
-        after=(
-            "import torch\n"
-            "\n"
-            'with torch.profiler.record_function("forward"):\n'
-            "    out = model(x)"
+        after=EXAMPLE_BINDING
+        + (
+            "with (\n"
+            '    torch.cuda.nvtx.range("forward")\n'
+            '    if DEVICE.type == "cuda"\n'
+            '    else torch.profiler.record_function("forward")\n'
+            "):\n"
+            '    if DEVICE.type == "cuda":\n'
+            '        torch.cuda.nvtx.mark("start")'
         ),
-        safety="Unsafe: on CUDA the label moves from Nsight's nvtx timeline to the "
-        "PyTorch profiler's (Nsight sees it only under `emit_nvtx()`).",
+        safety="Safe: unchanged on CUDA; elsewhere the marks are skipped and ranges "
+        "label the PyTorch profiler's trace. The unsafe `record_function` alone moves "
+        "CUDA's label from Nsight's nvtx timeline to the PyTorch profiler's (Nsight "
+        "sees it only under `emit_nvtx()`).",
     ),
     Rule(
         "TP903",
@@ -227,6 +236,29 @@ RULES = (
         safety="No fix.",
     ),
 )
+CUDA_ONLY_EFFECT = Rule(
+    "TP911",
+    "cuda-only-side-effect",
+    "CUDA-only call with no portable equivalent, made for its effect; keep it for "
+    'CUDA behind `if DEVICE.type == "cuda":`',
+    Fix.SAFE,
+    None,
+    what="`torch.cuda.set_per_process_memory_fraction`, `set_sync_debug_mode`, "
+    "`ipc_collect`, `cudart().cudaProfilerStart()`/`Stop()`, `torch.cuda.profiler."
+    "start()`/`stop()`, `torch.cuda.memory._record_memory_history` and "
+    "`_dump_snapshot`, called as statements (their result unused), go behind "
+    '`if DEVICE.type == "cuda":`. Other uses are reported.',
+    why="Each raises on a machine without CUDA, and no other backend has it; what it "
+    "does matters to CUDA alone.",
+    before=("import torch\n" "\n" "torch.cuda.set_per_process_memory_fraction(0.5)"),
+    after=EXAMPLE_BINDING
+    + (
+        'if DEVICE.type == "cuda":\n'
+        "    torch.cuda.set_per_process_memory_fraction(0.5)"
+    ),
+    safety="Safe: unchanged on CUDA, skipped elsewhere.",
+)
+RULES = RULES + (CUDA_ONLY_EFFECT,)
 register(*RULES)
 
 # Qualified name (or prefix, at a dot) -> rule, and per-name advice where it says
@@ -240,6 +272,15 @@ MESSAGES: Dict[str, str] = {
 }
 MODULES = {"pynvml", "torch.cuda.nvtx", "torch.cuda.graphs"}
 NVTX_RANGE = "torch.cuda.nvtx.range"
+# Calls made for their effect alone: as a statement, kept for CUDA behind a guard.
+CUDA_ONLY_STATEMENTS = {
+    n: code
+    for n, code in REFERENCES.items()
+    if code == "TP911" or n.startswith("torch.cuda.nvtx.")
+}
+CUDA_ONLY_STATEMENTS.pop("torch.cuda.nvtx", None)
+CUDA_ONLY_STATEMENTS.pop(NVTX_RANGE, None)  # a context manager: see visit_WithItem
+CUDART_EFFECTS = {"cudaProfilerStart", "cudaProfilerStop"}  # of torch.cuda.cudart()
 EXTENSION_LOADERS = {
     "torch.utils.cpp_extension.load",
     "torch.utils.cpp_extension.load_inline",
@@ -260,6 +301,28 @@ APEX: Dict[str, str] = {
     "/ `torch.nn.RMSNorm` (torch 2.4)",
 }
 
+AVAILABLE = "torch.cuda.is_available"
+CUDA_TEST = '{device}.type == "cuda"'
+RANGE_UNSAFE = (
+    "nvtx ranges exist only in CUDA builds; `torch.profiler.record_function(name)` "
+    "labels the region on every device (on CUDA in the PyTorch profiler's trace "
+    "instead of Nsight's)"
+)
+
+
+def _is_cuda_test(test: cst.BaseExpression, device_name: str) -> bool:
+    """``DEVICE.type == "cuda"`` of the binding."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    return (
+        isinstance(target.operator, cst.Equal)
+        and is_binding_type(test.left, device_name)
+        and isinstance(target.comparator, cst.SimpleString)
+        and target.comparator.evaluated_value == "cuda"
+    )
+
+
 WIDENED = (
     "`torch.accelerator.is_available()` guards CUDA-only code: on MPS, XPU, NPU or TPU "
     'it now runs it; test `DEVICE.type == "cuda"` (or `torch.cuda.is_available()`) '
@@ -270,10 +333,21 @@ WIDENED = (
 class ReportOnly(ImportSites, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("report_only")
+    # A CUDA-only statement is guarded unless it already is: the pass sees the whole
+    # top-level statement around it, `if DEVICE.type == "cuda":` included.
+    CONTEXT = re.compile(
+        "|".join(
+            re.escape(n.rsplit(".", 1)[-1])
+            for n in list(CUDA_ONLY_STATEMENTS) + [NVTX_RANGE, *CUDART_EFFECTS]
+        )
+    )
 
     def visit_Module(self, node: cst.Module) -> None:
         self.ranges: Set[cst.Call] = set()  # nvtx.range calls of a `with` item
         self.kept: Set[cst.CSTNode] = set()  # calls behind a kept CUDA-only guard
+        self.effects: Dict[cst.Call, str] = {}  # CUDA-only statements -> rule
+        self.handled: Set[cst.CSTNode] = set()  # names of those: not reported apart
+        self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE.type == "cuda"`
 
     # -- imports ----------------------------------------------------------------------
     def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
@@ -301,6 +375,8 @@ class ReportOnly(ImportSites, Pass):
             return False  # the module itself (`pynvml = None`): its uses are the sites
         if name == NVTX_RANGE and node in self.ranges:
             return False  # rewritten (or reported) with its call
+        if node in self.handled or node in self.on_cuda:
+            return False  # guarded with its statement, or kept for CUDA already
         self.report(node, REFERENCES[prefix], MESSAGES.get(name, ""))  # type: ignore
         return False
 
@@ -359,9 +435,67 @@ class ReportOnly(ImportSites, Pass):
 
     def visit_If(self, node: cst.If) -> None:
         self._guard(node)
+        self._cuda_branch(node)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guard(node)
+        self._cuda_branch(node)
+
+    def _cuda_branch(self, node: Union[cst.If, cst.IfExp]) -> None:
+        """What runs only on CUDA (`if DEVICE.type == "cuda":`, as written here) is
+        left alone; behind `torch.cuda.is_available()` it stays reported."""
+        test = node.test
+        if _is_cuda_test(test, self.context.device_name):
+            self.on_cuda.update(walk(node.body))
+        elif any(
+            isinstance(n, cst.Call) and self.callee(n) == AVAILABLE for n in walk(test)
+        ):
+            self.kept.update(n for n in walk(node.body) if isinstance(n, cst.Call))
+
+    # -- CUDA-only statements -----------------------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if len(node.body) != 1 or not isinstance(node.body[0], cst.Expr):
+            return
+        call = node.body[0].value
+        if not isinstance(call, cst.Call) or call in self.kept or call in self.on_cuda:
+            return
+        code = self._effect(call)
+        if code:
+            self.effects[call] = code
+            self.handled.update(walk(call.func))
+
+    def _effect(self, call: cst.Call) -> Optional[str]:
+        """The rule of a call made for a CUDA-only effect, else None."""
+        code = CUDA_ONLY_STATEMENTS.get(self.callee(call) or "")
+        if code:
+            return code
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in CUDART_EFFECTS
+            and isinstance(func.value, cst.Call)
+            and self.callee(func.value) == "torch.cuda.cudart"
+        ):
+            return "TP911"
+        return None
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        """A CUDA-only statement: ``if DEVICE.type == "cuda": <statement>``."""
+        body = original_node.body
+        if len(body) != 1 or not isinstance(body[0], cst.Expr):
+            return updated_node
+        call = body[0].value
+        code = self.effects.get(call)  # type: ignore[arg-type]
+        if code is None or not self.record_and_decide(call, code):
+            return updated_node
+        return cst.If(
+            test=self.expr(CUDA_TEST),
+            body=cst.SimpleStatementSuite(
+                body=updated_node.body,
+                trailing_whitespace=updated_node.trailing_whitespace,
+            ),
+            leading_lines=updated_node.leading_lines,
+        )
 
     def _guard(self, node: Union[cst.If, cst.IfExp]) -> None:
         calls = cuda_only_guard_calls(node, self.qualified_name)
@@ -382,10 +516,21 @@ class ReportOnly(ImportSites, Pass):
 
     # -- the one rewrite ------------------------------------------------------------
     def leave_Call(self, original_node, updated_node):
-        if original_node not in self.ranges or not self.record_and_decide(
-            original_node, "TP902"
-        ):
+        """``with nvtx.range(name):``: kept for CUDA, ``record_function`` elsewhere;
+        ``record_function`` everywhere is the unsafe fix."""
+        if original_node not in self.ranges:
             return updated_node
-        return updated_node.with_changes(
+        profiler = updated_node.with_changes(
             func=self.expr("{torch}.profiler.record_function")
+        )
+        if self.context.options.unsafe_fixes:
+            if self.record_and_decide(original_node, "TP902", RANGE_UNSAFE, Fix.UNSAFE):
+                return profiler
+            return updated_node
+        if not self.record_and_decide(original_node, "TP902"):
+            return updated_node
+        return self.expr(
+            "{call} if " + CUDA_TEST + " else {profiler}",
+            call=updated_node,
+            profiler=profiler.deep_clone(),
         )
