@@ -23,13 +23,18 @@ Every choice below was checked on CPU PyTorch 2.13:
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Union
 
 import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import Row, under
-from codemod.passes._helpers import guards_cuda_only_code
+from codemod.passes._helpers import (
+    cuda_only_code,
+    exit_guards,
+    fallback_checks,
+    guards_cuda_only_code,
+)
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
@@ -62,7 +67,11 @@ RULES = (
         safety="Safe: the same answers on CUDA and on CPU-only machines. An "
         "`is_available()` that guards code that stays CUDA-only (nvtx, CUDA graphs, "
         'other `torch.cuda` calls without a portable form, "cuda" strings left in '
-        "place, apex, pynvml, ...) is left as it is.",
+        "place, apex, pynvml, ...) is left as it is, and so is an early exit "
+        "(`if not torch.cuda.is_available(): return`, `assert "
+        "torch.cuda.is_available()`) before such code in its block, and a check "
+        'that takes the CPU when "cuda" was asked for and is missing (`if args.device '
+        '== "cuda" and not torch.cuda.is_available():`).',
     ),
     Rule(
         "TP302",
@@ -386,6 +395,11 @@ CUDA_ONLY_MODULES = catalog.CUDA_ONLY_LIBRARIES + ("torch.utils.cpp_extension",)
 _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
 
 
+FALLBACK = (
+    '`torch.cuda.is_available()` kept: with the "cuda" asked for, it takes the CPU '
+    "fallback when CUDA is missing; widened, the fallback would no longer be taken "
+    "(choose the device from `DEVICE` instead)"
+)
 KEPT_GUARD = (
     "`torch.cuda.is_available()` kept: the code it guards still needs CUDA once "
     "rewritten; port that code, then widen the guard"
@@ -432,6 +446,8 @@ class CudaRuntime(Pass):
     RULES = RULES
     # elapsed_time: timing lines rarely say "cuda" themselves.
     TRIGGER = catalog.trigger_of("cuda_runtime")
+    # An early exit guards the rest of its block: see the block whole.
+    CONTEXT = re.compile(r"is_available")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -443,6 +459,10 @@ class CudaRuntime(Pass):
         # is_available() calls in an if-test, decided when the whole `if` is known.
         self.tests: Dict[cst.CSTNode, List[cst.Call]] = {}
         self.pending: Dict[cst.Call, cst.Call] = {}  # original -> updated
+        # Early exits (`if not ...is_available(): return`, `assert ...`): decided
+        # with the rest of their block, which is what they guard.
+        self.early: Set[cst.CSTNode] = set()
+        self.fallbacks: Set[cst.CSTNode] = set()  # tests that pick the CPU: kept
         words = context.facts.identifiers
         self.uses_events = "Event" in words and "cuda" in words
 
@@ -462,9 +482,11 @@ class CudaRuntime(Pass):
 
     def visit_If(self, node: cst.If) -> None:
         self._note_test(node, node.test)
+        self._note_fallback(node)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._note_test(node, node.test)
+        self._note_fallback(node)
         body = node.body
         if isinstance(body, cst.Call) and attribute_name(body) == "elapsed_time":
             self.guarded.add(body)
@@ -573,14 +595,92 @@ class CudaRuntime(Pass):
     def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp):
         return self._decide_test(original_node, updated_node)
 
-    def _decide_test(self, original, updated):
+    def _note_fallback(self, node: Union[cst.If, cst.IfExp]) -> None:
+        """Keep a fallback check as written: its "cuda" is what the user asked for
+        (no other pass rewrites it), its availability check is CUDA's."""
+        comparisons, checks = fallback_checks(node, self.qualified_name)
+        for comparison in comparisons:
+            self.context.claim(comparison)
+        self.fallbacks.update(checks)
+        if checks and node not in checks:  # the comparison has a line of its own
+            self.report(node, "TP301", FALLBACK)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._note_exits(node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._note_exits(node)
+
+    def _note_exits(self, block: Union[cst.Module, cst.IndentedBlock]) -> None:
+        for _, guard in exit_guards(block.body, self.qualified_name):
+            self.early.add(guard)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if node in self.early:
+            self._note_test(node, node.test)
+
+    def leave_Module(self, original_node, updated_node):
+        return self._decide_exits(original_node, updated_node)
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return self._decide_exits(original_node, updated_node)
+
+    def _decide_exits(self, original, updated):
+        """Decide each early exit of a block with the statements after it. A module
+        here is a chunk of the file, whose later statements are not in view: its
+        early exits are kept."""
+        body = list(updated.body)
+        aligned = len(body) == len(original.body)
+        if isinstance(original, cst.Module):
+            aligned = False
+        for index, guard in exit_guards(original.body, self.qualified_name):
+            if guard not in self.tests:
+                continue
+            rest = (original.body[index + 1 :], body[index + 1 :])
+            statement = body[index] if aligned else None
+            if isinstance(guard, cst.Assert):
+                line = original.body[index]
+                small = list(getattr(statement, "body", ()))
+                if len(small) != len(line.body) or not isinstance(  # type: ignore
+                    statement, cst.SimpleStatementLine
+                ):
+                    self._decide_test(guard, guard, kept=True)
+                    continue
+                at = line.body.index(guard)  # type: ignore[attr-defined]
+                small[at] = self._decide_test(guard, small[at], rest)
+                body[index] = statement.with_changes(body=small)
+            elif isinstance(statement, cst.If):
+                body[index] = self._decide_test(guard, statement, rest)
+            else:
+                self._decide_test(guard, guard, kept=True)
+        return updated.with_changes(body=body)
+
+    def _decide_test(self, original, updated, guarded=None, kept=False):
         """``torch.cuda.is_available()`` in a test becomes portable only when what it
-        guards no longer needs CUDA once every pass has rewritten it."""
+        guards no longer needs CUDA once every pass has rewritten it. What an early
+        exit guards is the rest of its block (``guarded``: those statements, as
+        written and as rewritten); it is decided with its block."""
+        if guarded is None and original in self.early and not kept:
+            return updated
         checks = self.tests.pop(original, ())
         if not checks:
             return updated
-        recognized = guards_cuda_only_code(original, self.qualified_name)
-        if recognized or self._cuda_only(updated.body, updated.orelse):
+        if original in self.fallbacks:
+            for check in checks:
+                self.report(check, "TP301", FALLBACK)
+            return updated
+        if guarded is not None or kept:
+            written, rewritten = guarded or ((), ())
+            recognized = False  # the report-only pass sees no block: reported here
+            kept = (
+                kept
+                or cuda_only_code(written, self.qualified_name)
+                or self._cuda_only(getattr(updated, "body", None), *rewritten)
+            )
+        else:
+            recognized = guards_cuda_only_code(original, self.qualified_name)
+            kept = self._cuda_only(updated.body, updated.orelse)
+        if recognized or kept:
             # A CUDA-only guard stays. The report-only pass reports the guards it
             # recognizes (TP910); the others are reported here, never left silent.
             if not recognized:
@@ -599,15 +699,18 @@ class CudaRuntime(Pass):
 
     def _cuda_only(self, *parts: Optional[cst.CSTNode]) -> bool:
         """Whether rewritten code still needs CUDA: a torch.cuda name (other than
-        AMP, which has a portable form), a `.cuda()`, a "cuda" string, or a
-        CUDA-only library."""
+        AMP, which has a portable form), a `.cuda()`, a "cuda" string, a string
+        naming a torch.cuda type, or a CUDA-only library."""
         for part in parts:
             if part is None:
                 continue
             for node in walk(part):
                 if isinstance(node, cst.SimpleString):
                     value = node.evaluated_value
-                    if isinstance(value, str) and _CUDA_LITERAL.fullmatch(value):
+                    if isinstance(value, str) and (
+                        _CUDA_LITERAL.fullmatch(value)
+                        or value.startswith("torch.cuda.")  # "torch.cuda.FloatTensor"
+                    ):
                         return True
                 elif isinstance(node, cst.Call) and attribute_name(node) == "cuda":
                     if not self.qualified_name(node.func):
