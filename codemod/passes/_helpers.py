@@ -23,6 +23,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
+from codemod import catalog
 from codemod.catalog import CUDA_ONLY, PORTED, under
 from codemod.names import dotted_name
 
@@ -34,6 +35,11 @@ IMPORTED = (
 DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
 AVAILABILITY = {"torch.cuda.is_available", "torch.accelerator.is_available"}
 QualifiedName = Callable[[cst.CSTNode], Optional[str]]
+# What the report-only pass reports stays CUDA-only too: its names and modules, and
+# its literals ("cudagraphs", "CUDA_LAUNCH_BLOCKING", the profiler's CUDA columns,
+# also read as attributes).
+REPORTED = tuple(catalog.codes_of("report_only"))
+REPORTED_STRINGS = frozenset(catalog.names_of("report_only", ("string",)))
 
 
 def imported_names(
@@ -60,14 +66,20 @@ class _CudaOnlyFinder(cst.CSTVisitor):
         name = self.qualified_name(node) or dotted_name(node)
         if under(name, PORTED):
             return False
-        if under(name, CUDA_ONLY):
+        if under(name, CUDA_ONLY) or under(name, REPORTED):
             self.found = True
         return not self.found
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if is_sm_version(node, self.qualified_name):
             self.found = True
+        if node.attr.value in REPORTED_STRINGS:
+            self.found = True
         return self._check(node)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if node.evaluated_value in REPORTED_STRINGS:
+            self.found = True
 
     def visit_Name(self, node: cst.Name) -> bool:
         return self._check(node)
