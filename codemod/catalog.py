@@ -559,7 +559,6 @@ REPORTED: List[Row] = [
     # Sites in forms no pass rewrites, reported so that none is silent.
     *_report(
         "TP908",
-        "cuda_time",
         "cuda_time_total",
         "self_cuda_time_total",
         "cuda_memory_usage",

@@ -92,7 +92,6 @@ ENV_VARS = {
     "CUBLAS_WORKSPACE_CONFIG",
 }
 PROFILER_KEYS = {
-    "cuda_time",
     "cuda_time_total",
     "self_cuda_time_total",
     "cuda_memory_usage",

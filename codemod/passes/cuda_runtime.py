@@ -400,6 +400,10 @@ FALLBACK = (
     "fallback when CUDA is missing; widened, the fallback would no longer be taken "
     "(choose the device from `DEVICE` instead)"
 )
+KEPT_EXIT = (
+    "`torch.cuda.is_available()` kept: this early exit guards the rest of its block, "
+    "which is not in view here; widen it by hand once that code is portable"
+)
 KEPT_GUARD = (
     "`torch.cuda.is_available()` kept: the code it guards still needs CUDA once "
     "rewritten; port that code, then widen the guard"
@@ -446,8 +450,6 @@ class CudaRuntime(Pass):
     RULES = RULES
     # elapsed_time: timing lines rarely say "cuda" themselves.
     TRIGGER = catalog.trigger_of("cuda_runtime")
-    # An early exit guards the rest of its block: see the block whole.
-    CONTEXT = re.compile(r"is_available")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -627,8 +629,10 @@ class CudaRuntime(Pass):
 
     def _decide_exits(self, original, updated):
         """Decide each early exit of a block with the statements after it. A module
-        here is a chunk of the file, whose later statements are not in view: its
-        early exits are kept."""
+        here is a chunk of the file (codemod.chunks), whose later statements are not
+        in view: its early exits are kept (and reported). Asking for whole top-level
+        statements instead (``CONTEXT``) made black drop blank lines away from the
+        changes in real code, so that waits for the formatting to keep them."""
         body = list(updated.body)
         aligned = len(body) == len(original.body)
         if isinstance(original, cst.Module):
@@ -665,6 +669,7 @@ class CudaRuntime(Pass):
         checks = self.tests.pop(original, ())
         if not checks:
             return updated
+        unseen = kept and guarded is None  # an early exit whose block is not in view
         if original in self.fallbacks:
             for check in checks:
                 self.report(check, "TP301", FALLBACK)
@@ -683,9 +688,10 @@ class CudaRuntime(Pass):
         if recognized or kept:
             # A CUDA-only guard stays. The report-only pass reports the guards it
             # recognizes (TP910); the others are reported here, never left silent.
+            message = KEPT_EXIT if unseen else KEPT_GUARD
             if not recognized:
                 for check in checks:
-                    self.report(check, "TP301", KEPT_GUARD)
+                    self.report(check, "TP301", message)
             return updated
         test = updated.test
         for check in checks:
