@@ -641,6 +641,57 @@ REPORTED: List[Row] = [
     *_report("TP909", "reduce-overhead", kind="string", trigger="reduce-overhead"),
     *_report("TP909", "max-autotune", kind="string", trigger="max-autotune"),
     *_report("TP910", "if torch.cuda.is_available(): <CUDA-only code>", kind="form"),
+    # Sites in forms no pass rewrites, reported so that none is silent.
+    *_report(
+        "TP908",
+        "cuda_time_total",
+        "self_cuda_time_total",
+        "cuda_memory_usage",
+        "self_cuda_memory_usage",
+        kind="string",
+        advice="the profiler's CUDA columns are empty on other devices; use the "
+        '"device_" ones ("device_time_total", "self_device_memory_usage"), which every '
+        "accelerator fills",
+    ),
+    *_report(
+        "TP909",
+        "cudagraphs",
+        "triton.cudagraphs",
+        kind="string",
+        advice="CUDA graphs capture CUDA streams only; pass this only when "
+        '`DEVICE.type == "cuda"`',
+    ),
+    *_report(
+        "TP909",
+        "torch._inductor.config.triton.cudagraphs",
+        advice="inductor's CUDA graphs capture CUDA streams only; set it only when "
+        '`DEVICE.type == "cuda"`',
+    ),
+    *_report(
+        "TP904",
+        "torch.utils.cpp_extension.CUDA_HOME",
+        advice="`CUDA_HOME` is the CUDA toolkit's path (None without one); build or "
+        "load CUDA sources only when it is set, with a fallback",
+    ),
+    *_report(
+        "TP913",
+        "torch.version.cuda",
+        advice="`torch.version.cuda` is the CUDA release of this build (None on "
+        'other builds); to ask for an accelerator use `DEVICE.type != "cpu"`',
+    ),
+    *_report(
+        "TP913",
+        "torch.Tensor.cuda",
+        "torch.nn.Module.cuda",
+        advice="`.cuda` passed as a function moves to CUDA only; pass "
+        "`lambda t: t.to(DEVICE)` instead",
+    ),
+    *_report("TP913", "from torch.cuda import *", kind="form"),
+    *_report("TP913", "except ImportError: from torch.cuda... import", kind="form"),
+    *_report("TP913", "torch.cuda.<T>Tensor", kind="string"),
+    *_report("TP912", "CUDA_LAUNCH_BLOCKING", kind="string", trigger="CUDA"),
+    *_report("TP912", "PYTORCH_CUDA_ALLOC_CONF", kind="string", trigger="CUDA"),
+    *_report("TP912", "CUBLAS_WORKSPACE_CONFIG", kind="string", trigger="CUBLAS"),
 ]
 
 ROWS: Tuple[Row, ...] = tuple(

@@ -19,10 +19,24 @@ its bugs.  A *site* is one of these kinds:
 ``backend-flag``    ``torch.backends.cudnn.*`` and ``torch.backends.cuda.*``
 ``nccl``            the string ``"nccl"`` (not as a dict key), ``Backend.NCCL``,
                     ``torch.distributed.is_nccl_available``
-``env-var``         the string ``"CUDA_VISIBLE_DEVICES"``
+``env-var``         the strings ``"CUDA_VISIBLE_DEVICES"``, ``"CUDA_LAUNCH_BLOCKING"``,
+                    ``"PYTORCH_CUDA_ALLOC_CONF"`` and ``"CUBLAS_WORKSPACE_CONFIG"`` (in every
+                    form: ``os.environ`` keys, ``os.getenv``/``putenv``, ``env=`` dicts)
 ``vendor-import``   ``import pynvml`` / ``import apex`` (and ``from`` forms)
 ``cuda-extension``  ``torch.utils.cpp_extension.CUDAExtension``
-``profiler-cuda``   ``ProfilerActivity.CUDA``
+``profiler-cuda``   ``ProfilerActivity.CUDA``; the profiler's CUDA columns as strings
+                    (``sort_by="cuda_time_total"``) or attributes (``e.cuda_time_total``)
+``legacy-type-string`` a CUDA tensor type named by a string (``"torch.cuda.LongTensor"``)
+``get-device``      ``x.get_device()`` given as a device (``device=``, ``.to(...)``)
+``cuda-graph``      ``torch.compile(backend="cudagraphs")``, the ``"triton.cudagraphs"``
+                    option, ``torch._inductor.config.triton.cudagraphs``
+``cuda-build``      ``torch.version.cuda``
+
+``torch.cuda`` also covers ``from torch.cuda import *`` and the bare uses of torch.cuda
+functions it brings in, ``torch.Tensor.cuda`` / ``torch.nn.Module.cuda`` passed as a
+function (``map(torch.Tensor.cuda, xs)``), and a ``from torch.cuda... import`` taken
+when another import fails (``except ImportError:``), whose later uses do not say which
+import they got. ``cuda-extension`` also covers ``torch.utils.cpp_extension.CUDA_HOME``.
 
 Code in the body of ``if <device>.type == "cuda":`` (or of such a conditional expression)
 runs on CUDA alone and is no site, nor is the ``"cuda"`` of that test.
@@ -62,7 +76,7 @@ from typing import Iterable, Iterator
 DEVICE_RE = re.compile(r"^cuda(:\d+)?$")
 DEVICE_FORMAT_RE = re.compile(r"^cuda:(\{[^{}]*\}|%[ds])$")
 # Raw-byte pre-filter: a file with none of these (lower-cased) cannot contain a site.
-PREFILTER = (b"cuda", b"nccl", b"pin_memory", b"pynvml", b"apex")
+PREFILTER = (b"cuda", b"nccl", b"pin_memory", b"pynvml", b"apex", b"cublas")
 GUARD_RE = re.compile(r"accelerator\.is_available\(\)|!=\s*['\"]cpu['\"]")
 SKIP_DIRS = {
     ".git",
@@ -74,6 +88,46 @@ SKIP_DIRS = {
     "node_modules",
 }
 VENDOR_MODULES = {"pynvml", "apex"}
+ENV_VARS = {
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_LAUNCH_BLOCKING",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "CUBLAS_WORKSPACE_CONFIG",
+}
+PROFILER_KEYS = {
+    "cuda_time_total",
+    "self_cuda_time_total",
+    "cuda_memory_usage",
+    "self_cuda_memory_usage",
+}
+LEGACY_TYPE_RE = re.compile(r"^torch\.cuda\.\w+Tensor$")
+CUDA_GRAPH_STRINGS = {"cudagraphs", "triton.cudagraphs"}
+METHOD_REFERENCES = {"torch.Tensor.cuda", "torch.nn.Module.cuda"}
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+# What ``from torch.cuda import *`` brings in that code calls bare (torch.cuda's
+# common functions and classes).
+TORCH_CUDA_STAR = {
+    "is_available",
+    "device_count",
+    "current_device",
+    "set_device",
+    "synchronize",
+    "empty_cache",
+    "memory_allocated",
+    "max_memory_allocated",
+    "memory_reserved",
+    "max_memory_reserved",
+    "reset_peak_memory_stats",
+    "manual_seed",
+    "manual_seed_all",
+    "get_device_name",
+    "get_device_properties",
+    "get_device_capability",
+    "current_stream",
+    "stream",
+    "Stream",
+    "Event",
+}
 
 
 @dataclass(frozen=True)
@@ -125,6 +179,19 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
     return ids
 
 
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Names a module defines (def, class) or assigns anywhere: not star-imported."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound
+
+
 def _dotted(node: ast.AST) -> list[str] | None:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -158,6 +225,8 @@ class _Visitor(ast.NodeVisitor):
         self.imports: dict[str, str] = {}
         self.skip: set[int] = set()
         self.parents: dict[int, ast.AST] = {}
+        self.star_cuda = False  # the module does `from torch.cuda import *`
+        self.bound: set[str] = set()  # names the module defines or assigns
 
     # -- helpers ----------------------------------------------------------------------------
     def add(self, node: ast.AST, kind: str) -> None:
@@ -191,7 +260,13 @@ class _Visitor(ast.NodeVisitor):
                     else:
                         top = a.name.split(".")[0]
                         self.imports.setdefault(top, top)
+            elif self._in_import_fallback(node):
+                continue  # the names are the first import's (its uses are not sites)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                if node.module == "torch.cuda" and any(
+                    a.name == "*" for a in node.names
+                ):
+                    self.star_cuda = True
                 for a in node.names:
                     if a.name != "*":
                         self.imports[a.asname or a.name] = f"{node.module}.{a.name}"
@@ -209,6 +284,11 @@ class _Visitor(ast.NodeVisitor):
         mod = node.module or ""
         if node.level:
             return
+        if mod == "torch.cuda" or mod.startswith("torch.cuda."):
+            star = any(a.name == "*" for a in node.names)
+            if star or self._in_import_fallback(node):
+                self.add(node, "torch.cuda")
+                return
         if mod.split(".")[0] in VENDOR_MODULES:
             self.add(node, "vendor-import")
             return
@@ -232,9 +312,28 @@ class _Visitor(ast.NodeVisitor):
             return "cuda-extension"
         if q.endswith("ProfilerActivity.CUDA"):
             return "profiler-cuda"
+        if q.endswith("cpp_extension.CUDA_HOME"):
+            return "cuda-extension"
+        if q == "torch.version.cuda":
+            return "cuda-build"
+        if q.endswith("_inductor.config.triton.cudagraphs"):
+            return "cuda-graph"
         if q.endswith("Backend.NCCL") or q.endswith("distributed.is_nccl_available"):
             return "nccl"
         return None
+
+    def _in_import_fallback(self, node: ast.AST) -> bool:
+        """Inside an ``except ImportError:`` (or ``ModuleNotFoundError``) handler."""
+        parent = self.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, ast.ExceptHandler):
+                caught = parent.type
+                names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+                return any((_dotted(n) or [""])[-1] in IMPORT_ERRORS for n in names)
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return False
+            parent = self.parents.get(id(parent))
+        return False
 
     def _is_outer(self, node: ast.AST) -> bool:
         parent = self.parents.get(id(node))
@@ -281,18 +380,34 @@ class _Visitor(ast.NodeVisitor):
         if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
             # `self.is_cuda = ...` defines a user's attribute; reading one is a site.
             self.add(node, ".is_cuda")
+        elif node.attr in PROFILER_KEYS and isinstance(node.ctx, ast.Load):
+            self.add(node, "profiler-cuda")
         parts = _dotted(node)
         if parts is not None and self._is_outer(node):
-            kind = self.classify_qualname(self.qualify(parts))
+            q = self.qualify(parts)
+            kind = self.classify_qualname(q)
             if kind:
                 self.add(node, kind)
+            elif q in METHOD_REFERENCES and not self._is_called(node):
+                self.add(node, "torch.cuda")
         self.generic_visit(node)
+
+    def _is_called(self, node: ast.AST) -> bool:
+        parent = self.parents.get(id(node))
+        return isinstance(parent, ast.Call) and parent.func is node
 
     def visit_Name(self, node: ast.Name) -> None:
         if self._is_outer(node) and node.id in self.imports:
             kind = self.classify_qualname(self.imports[node.id])
             if kind:
                 self.add(node, kind)
+        elif (
+            self.star_cuda
+            and node.id in TORCH_CUDA_STAR
+            and node.id not in self.bound
+            and isinstance(node.ctx, ast.Load)
+        ):
+            self.add(node, "torch.cuda")  # from `from torch.cuda import *`
 
     def visit_Call(self, node: ast.Call) -> None:
         f = node.func
@@ -304,6 +419,17 @@ class _Visitor(ast.NodeVisitor):
             elif f.attr == "pin_memory" and not self._guarded(node):
                 self.add(f, "pin_memory")
         callee = _dotted(f) or [""]
+        device_args = [kw.value for kw in node.keywords if kw.arg == "device"]
+        if callee[-1] == "to":
+            device_args += node.args[:1]
+        for value in device_args:
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr == "get_device"
+                and not value.args
+            ):
+                self.add(value, "get-device")
         for kw in node.keywords:
             if (
                 kw.arg == "pin_memory"
@@ -345,10 +471,19 @@ class _Visitor(ast.NodeVisitor):
         v = node.value
         if not isinstance(v, str):
             return
-        if v == "CUDA_VISIBLE_DEVICES":
+        if v in ENV_VARS:
             self.add(node, "env-var")
             return
+        if v in PROFILER_KEYS:
+            self.add(node, "profiler-cuda")
+            return
+        if v in CUDA_GRAPH_STRINGS:
+            self.add(node, "cuda-graph")
+            return
         if id(node) in self.skip:
+            return
+        if LEGACY_TYPE_RE.match(v):
+            self.add(node, "legacy-type-string")
             return
         if DEVICE_RE.match(v):
             self.add(node, "device-string")
@@ -363,6 +498,7 @@ class _Visitor(ast.NodeVisitor):
                 self.parents[id(child)] = parent
         self.collect_imports(tree)
         self.skip |= _docstring_nodes(tree)
+        self.bound = _bound_names(tree)
         self.visit(tree)
         self.sites.sort(key=lambda s: (s.line, s.col, s.kind))
         return self.sites

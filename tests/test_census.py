@@ -237,3 +237,70 @@ def test_subscript_keys_are_not_device_strings():
 
 def test_assigning_an_is_cuda_attribute_is_not_a_site():
     assert kinds("self.is_cuda = False\nif x.is_cuda:\n    pass\n") == [(2, ".is_cuda")]
+
+
+def test_sites_in_forms_no_pass_rewrites():
+    src = """
+    import os
+    import torch
+    import torch._inductor.config
+    from torch.cuda import *
+    from torch.utils.cpp_extension import CUDA_HOME
+    try:
+        from torch.amp import GradScaler
+    except ImportError:
+        from torch.cuda.amp import GradScaler
+    synchronize()
+    y = x.type("torch.cuda.LongTensor")
+    z = torch.zeros(2, device=x.get_device())
+    w = x.to(x.get_device())
+    xs = map(torch.Tensor.cuda, xs)
+    m = torch.compile(m, backend="cudagraphs", options={"triton.cudagraphs": True})
+    torch._inductor.config.triton.cudagraphs = True
+    os.environ.setdefault("CUDA_LAUNCH_BLOCKING", "1")
+    run(env={"PYTORCH_CUDA_ALLOC_CONF": "x", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"})
+    print(CUDA_HOME, torch.version.cuda)
+    print(table(sort_by="self_cuda_memory_usage"), e.cuda_time_total)
+    """
+    assert kinds(src) == [
+        (5, "torch.cuda"),
+        (10, "torch.cuda"),
+        (11, "torch.cuda"),
+        (12, "legacy-type-string"),
+        (13, "get-device"),
+        (14, "get-device"),
+        (15, "torch.cuda"),
+        (16, "cuda-graph"),
+        (16, "cuda-graph"),
+        (17, "cuda-graph"),
+        (18, "env-var"),
+        (19, "env-var"),
+        (19, "env-var"),
+        (20, "cuda-extension"),
+        (20, "cuda-build"),
+        (21, "profiler-cuda"),
+        (21, "profiler-cuda"),
+    ]
+
+
+def test_star_import_sites_are_bare_torch_cuda_names_not_defined_here():
+    src = """
+    from torch.cuda import *
+    def synchronize():
+        pass
+    synchronize()
+    empty_cache()
+    obj.empty_cache()
+    """
+    assert kinds(src) == [(2, "torch.cuda"), (6, "torch.cuda")]
+
+
+def test_plain_torch_cuda_imports_outside_fallbacks_are_not_sites():
+    src = """
+    from torch.cuda.amp import GradScaler
+    try:
+        import numpy
+    except ImportError:
+        numpy = None
+    """
+    assert kinds(src) == []

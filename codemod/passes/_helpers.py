@@ -4,14 +4,26 @@
 CUDA-only (a name under ``catalog.CUDA_ONLY``), so that a pass rewriting
 ``torch.cuda.is_available()`` can leave that guard alone instead of widening it to
 every accelerator; the report-only pass reports such guards (TP910).
+
+An early exit guards the rest of its block: after ``if not torch.cuda.is_available():
+return`` (or ``continue``, ``break``, ``raise``, ``sys.exit()``) and after ``assert
+torch.cuda.is_available()``, the statements that follow run only with CUDA
+(``exit_guards`` finds them in a block).
+
+A fallback check (``if args.device == "cuda" and not torch.cuda.is_available():
+args.device = "cpu"``) compares what the user asked for with "cuda" and takes the CPU
+when CUDA is missing; ``fallback_checks`` finds it so that it is kept as written (a
+widened check, or a "cuda" read as ``DEVICE.type``, would no longer take it).
 """
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Tuple, Union
+import re
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
+from codemod import catalog
 from codemod.catalog import CUDA_ONLY, PORTED, under
 from codemod.names import dotted_name
 
@@ -23,6 +35,11 @@ IMPORTED = (
 DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
 AVAILABILITY = {"torch.cuda.is_available", "torch.accelerator.is_available"}
 QualifiedName = Callable[[cst.CSTNode], Optional[str]]
+# What the report-only pass reports stays CUDA-only too: its names and modules, and
+# its literals ("cudagraphs", "CUDA_LAUNCH_BLOCKING", the profiler's CUDA columns,
+# also read as attributes).
+REPORTED = tuple(catalog.codes_of("report_only"))
+REPORTED_STRINGS = frozenset(catalog.names_of("report_only", ("string",)))
 
 
 def imported_names(
@@ -49,14 +66,20 @@ class _CudaOnlyFinder(cst.CSTVisitor):
         name = self.qualified_name(node) or dotted_name(node)
         if under(name, PORTED):
             return False
-        if under(name, CUDA_ONLY):
+        if under(name, CUDA_ONLY) or under(name, REPORTED):
             self.found = True
         return not self.found
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if is_sm_version(node, self.qualified_name):
             self.found = True
+        if node.attr.value in REPORTED_STRINGS:
+            self.found = True
         return self._check(node)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if node.evaluated_value in REPORTED_STRINGS:
+            self.found = True
 
     def visit_Name(self, node: cst.Name) -> bool:
         return self._check(node)
@@ -93,6 +116,134 @@ def _availability_calls(test: cst.BaseExpression, qualified_name: QualifiedName)
     return []
 
 
+def _unavailability_calls(test: cst.BaseExpression, qualified_name: QualifiedName):
+    """``is_available()`` calls that must be true for an exit on ``test`` not to be
+    taken: ``not is_available()``, or an operand of an ``or`` chain of them."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _availability_calls(test.expression, qualified_name)
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return _unavailability_calls(test.left, qualified_name) + _unavailability_calls(
+            test.right, qualified_name
+        )
+    return []
+
+
+EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit"}
+
+
+def _exits(body: cst.BaseSuite, qualified_name: QualifiedName) -> bool:
+    """Whether a block always leaves: its last statement returns, raises, continues,
+    breaks or exits the interpreter."""
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    if isinstance(last, EXITS):
+        return True
+    return (
+        isinstance(last, cst.Expr)
+        and isinstance(last.value, cst.Call)
+        and (qualified_name(last.value.func) or dotted_name(last.value.func))
+        in EXIT_CALLS
+    )
+
+
+def exit_guard_calls(
+    node: cst.CSTNode, qualified_name: QualifiedName
+) -> List[cst.Call]:
+    """The availability calls of an early exit (``if not torch.cuda.is_available():
+    return``, ``assert torch.cuda.is_available()``): what follows it in its block runs
+    only when they are true. [] for any other statement."""
+    if isinstance(node, cst.Assert):
+        return _availability_calls(node.test, qualified_name)
+    if isinstance(node, cst.If) and node.orelse is None:
+        if _exits(node.body, qualified_name):
+            return _unavailability_calls(node.test, qualified_name)
+    return []
+
+
+def exit_guards(
+    statements: Sequence[cst.CSTNode], qualified_name: QualifiedName
+) -> Iterator[Tuple[int, cst.CSTNode]]:
+    """(index in ``statements``, the ``If`` or ``Assert``) of each early exit of a
+    block; the statements after the index are what it guards."""
+    for index, statement in enumerate(statements):
+        small = (
+            statement.body
+            if isinstance(statement, cst.SimpleStatementLine)
+            else [statement]
+        )
+        for node in small:
+            if exit_guard_calls(node, qualified_name):
+                yield index, node
+
+
+_CUDA_STRING = re.compile(r"cuda(?::\d+)?")
+
+
+def _operands(test: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The operands of an ``and`` chain (the test itself otherwise)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _operands(test.left) + _operands(test.right)
+    return [test]
+
+
+def _cuda_comparison(node: cst.BaseExpression) -> bool:
+    """``x == "cuda"``, ``x != "cuda:0"``, ``"cuda" in x``: a choice tested for CUDA."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return False
+    return any(
+        isinstance(side, cst.SimpleString)
+        and isinstance(side.evaluated_value, str)
+        and _CUDA_STRING.fullmatch(side.evaluated_value) is not None
+        for side in (node.left, node.comparisons[0].comparator)
+    )
+
+
+def _missing_cuda(test: cst.BaseExpression, qualified_name: QualifiedName) -> bool:
+    """``not torch.cuda.is_available()`` among the operands of an ``and`` chain."""
+    return any(
+        isinstance(operand, cst.UnaryOperation)
+        and isinstance(operand.operator, cst.Not)
+        and isinstance(operand.expression, cst.Call)
+        and qualified_name(operand.expression.func) == "torch.cuda.is_available"
+        for operand in _operands(test)
+    )
+
+
+def fallback_checks(
+    node: Union[cst.If, cst.IfExp], qualified_name: QualifiedName
+) -> Tuple[List[cst.Comparison], List[Union[cst.If, cst.IfExp]]]:
+    """(the comparisons with "cuda", the tests holding ``not is_available()``) of a
+    fallback check: both in ``node``'s test (``args.device == "cuda" and not
+    torch.cuda.is_available()``), or the comparison in ``node``'s test and the
+    availability check in an ``if`` directly in its body; ([], []) otherwise."""
+    comparisons = [o for o in _operands(node.test) if _cuda_comparison(o)]
+    if not comparisons:
+        return [], []
+    if _missing_cuda(node.test, qualified_name):
+        return comparisons, [node]  # type: ignore[list-item]
+    if not isinstance(node, cst.If) or not isinstance(node.body, cst.IndentedBlock):
+        return [], []
+    inner = [
+        s
+        for s in node.body.body
+        if isinstance(s, cst.If) and _missing_cuda(s.test, qualified_name)
+    ]
+    return (comparisons, inner) if inner else ([], [])  # type: ignore[return-value]
+
+
+def cuda_only_code(
+    parts: Sequence[Optional[cst.CSTNode]], qualified_name: QualifiedName
+) -> bool:
+    """Whether ``parts`` use a CUDA-only name of the catalogue."""
+    finder = _CudaOnlyFinder(qualified_name)
+    for part in parts:
+        if part is not None:
+            part.visit(finder)
+    return finder.found
+
+
 def cuda_only_guard_calls(
     node: Union[cst.If, cst.IfExp], qualified_name: QualifiedName
 ) -> List[cst.Call]:
@@ -107,10 +258,7 @@ def cuda_only_guard_calls(
     calls = _availability_calls(node.test, qualified_name)
     if not calls:
         return []
-    finder = _CudaOnlyFinder(qualified_name)
-    node.test.visit(finder)
-    node.body.visit(finder)
-    return calls if finder.found else []
+    return calls if cuda_only_code((node.test, node.body), qualified_name) else []
 
 
 def guards_cuda_only_code(

@@ -29,7 +29,14 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import Param, Row, under
-from codemod.passes._helpers import AVAILABILITY, guards_cuda_only_code, is_guard
+from codemod.passes._helpers import (
+    AVAILABILITY,
+    cuda_only_code,
+    exit_guards,
+    fallback_checks,
+    guards_cuda_only_code,
+    is_guard,
+)
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
@@ -63,7 +70,11 @@ RULES = (
         safety="Safe: the same answers on CUDA and on CPU-only machines. An "
         "`is_available()` that guards code that stays CUDA-only (nvtx, CUDA graphs, "
         'other `torch.cuda` calls without a portable form, "cuda" strings left in '
-        "place, apex, pynvml, ...) is left as it is.",
+        "place, apex, pynvml, ...) is left as it is, and so is an early exit "
+        "(`if not torch.cuda.is_available(): return`, `assert "
+        "torch.cuda.is_available()`) before such code in its block, and a check "
+        'that takes the CPU when "cuda" was asked for and is missing (`if args.device '
+        '== "cuda" and not torch.cuda.is_available():`).',
     ),
     Rule(
         "TP302",
@@ -417,6 +428,15 @@ _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
 _CPU_LITERAL = re.compile("cpu")
 
 
+FALLBACK = (
+    '`torch.cuda.is_available()` kept: with the "cuda" asked for, it takes the CPU '
+    "fallback when CUDA is missing; widened, the fallback would no longer be taken "
+    "(choose the device from `DEVICE` instead)"
+)
+KEPT_EXIT = (
+    "`torch.cuda.is_available()` kept: this early exit guards the rest of its block, "
+    "which is not in view here; widen it by hand once that code is portable"
+)
 KEPT_GUARD = (
     "`torch.cuda.is_available()` kept: the code it guards still needs CUDA once "
     "rewritten; port that code, then widen the guard"
@@ -505,9 +525,12 @@ class CudaRuntime(Pass):
     TRIGGER = catalog.trigger_of("cuda_runtime")
     # A method of an event or stream is decided by the object's binding: the pass
     # sees its whole top-level statement (a variable of a function, an attribute
-    # set in __init__). `torch.cuda.synchronize()` needs no binding.
+    # set in __init__). `torch.cuda.synchronize()` needs no binding, nor a call's
+    # result (`current_stream().synchronize()`, or the emitted
+    # `get_device_module(DEVICE).synchronize()`: a second run must chunk as the first).
     CONTEXT = re.compile(
-        r"elapsed_time|record_stream|(?<!cuda)\.(?:synchronize|query)\(|cuda\.device\("
+        r"elapsed_time|record_stream|(?<!cuda)(?<!\))\.(?:synchronize|query)\("
+        r"|cuda\.device\("
     )
 
     def __init__(self, context) -> None:
@@ -515,8 +538,10 @@ class CudaRuntime(Pass):
         self.skip: Set[cst.CSTNode] = set()  # not references: handled or not names
         self.bare: Set[cst.CSTNode] = set()  # positions where no parentheses are needed
         self.guarded: Set[cst.CSTNode] = set()  # elapsed_time() already guarded
-        self.statements: Dict[int, cst.BaseExpression] = {}  # guard IfExp -> call
-        self.made: Set[int] = set()  # ids of the `if` statements emitted for guards
+        self.statements: Dict[cst.CSTNode, cst.BaseExpression] = (
+            {}
+        )  # guard IfExp -> call
+        self.made: Set[cst.CSTNode] = set()  # the `if` statements emitted for guards
         # Enclosing branches that run only where there is an accelerator (no guard
         # needed inside), and the flags that select "cuda" (`"cuda" if use_cuda ...`).
         self.accelerated: List[bool] = []
@@ -531,6 +556,10 @@ class CudaRuntime(Pass):
         # Calls whose int result is passed as a device: `current_device()`,
         # `x.get_device()` (-1 for a CPU tensor).
         self.as_device: Set[cst.Call] = set()
+        # Early exits (`if not ...is_available(): return`, `assert ...`): decided
+        # with the rest of their block, which is what they guard.
+        self.early: Set[cst.CSTNode] = set()
+        self.fallbacks: Set[cst.CSTNode] = set()  # tests that pick the CPU: kept
         words = context.facts.identifiers
         self.uses_events = "Event" in words and "cuda" in words
 
@@ -552,6 +581,7 @@ class CudaRuntime(Pass):
 
     def visit_If(self, node: cst.If) -> None:
         self._note_test(node, node.test)
+        self._note_fallback(node)
         if self._is_cpu_guard(node.test):  # a method call guarded by a first run
             self.guarded.update(
                 n
@@ -561,6 +591,7 @@ class CudaRuntime(Pass):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._note_test(node, node.test)
+        self._note_fallback(node)
         if self._device_literal(node.body, _CUDA_LITERAL) and self._device_literal(
             node.orelse, _CPU_LITERAL
         ):
@@ -740,19 +771,102 @@ class CudaRuntime(Pass):
     def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp):
         return self._decide_test(original_node, updated_node)
 
-    def _decide_test(self, original, updated):
+    def _note_fallback(self, node: Union[cst.If, cst.IfExp]) -> None:
+        """Keep a fallback check as written: its "cuda" is what the user asked for
+        (no other pass rewrites it), its availability check is CUDA's."""
+        comparisons, checks = fallback_checks(node, self.qualified_name)
+        for comparison in comparisons:
+            self.context.claim(comparison)
+        self.fallbacks.update(checks)
+        if checks and node not in checks:  # the comparison has a line of its own
+            self.report(node, "TP301", FALLBACK)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._note_exits(node)
+        self.objects.enter_chunk(node, top_level=self.context.col_offset == 0)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._note_exits(node)
+
+    def _note_exits(self, block: Union[cst.Module, cst.IndentedBlock]) -> None:
+        for _, guard in exit_guards(block.body, self.qualified_name):
+            self.early.add(guard)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if node in self.early:
+            self._note_test(node, node.test)
+
+    def leave_Module(self, original_node, updated_node):
+        return self._merge_made(self._decide_exits(original_node, updated_node))
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return self._merge_made(self._decide_exits(original_node, updated_node))
+
+    def _decide_exits(self, original, updated):
+        """Decide each early exit of a block with the statements after it. A module
+        here is a chunk of the file (codemod.chunks), whose later statements are not
+        in view: its early exits are kept (and reported). Asking for whole top-level
+        statements instead (``CONTEXT``) made black drop blank lines away from the
+        changes in real code, so that waits for the formatting to keep them."""
+        body = list(updated.body)
+        aligned = len(body) == len(original.body)
+        if isinstance(original, cst.Module):
+            aligned = False
+        for index, guard in exit_guards(original.body, self.qualified_name):
+            if guard not in self.tests:
+                continue
+            rest = (original.body[index + 1 :], body[index + 1 :])
+            statement = body[index] if aligned else None
+            if isinstance(guard, cst.Assert):
+                line = original.body[index]
+                small = list(getattr(statement, "body", ()))
+                if len(small) != len(line.body) or not isinstance(  # type: ignore
+                    statement, cst.SimpleStatementLine
+                ):
+                    self._decide_test(guard, guard, kept=True)
+                    continue
+                at = line.body.index(guard)  # type: ignore[attr-defined]
+                small[at] = self._decide_test(guard, small[at], rest)
+                body[index] = statement.with_changes(body=small)
+            elif isinstance(statement, cst.If):
+                body[index] = self._decide_test(guard, statement, rest)
+            else:
+                self._decide_test(guard, guard, kept=True)
+        return updated.with_changes(body=body)
+
+    def _decide_test(self, original, updated, guarded=None, kept=False):
         """``torch.cuda.is_available()`` in a test becomes portable only when what it
-        guards no longer needs CUDA once every pass has rewritten it."""
+        guards no longer needs CUDA once every pass has rewritten it. What an early
+        exit guards is the rest of its block (``guarded``: those statements, as
+        written and as rewritten); it is decided with its block."""
+        if guarded is None and original in self.early and not kept:
+            return updated
         checks = self.tests.pop(original, ())
         if not checks:
             return updated
-        recognized = guards_cuda_only_code(original, self.qualified_name)
-        if recognized or self._cuda_only(updated.body, updated.orelse):
+        unseen = kept and guarded is None  # an early exit whose block is not in view
+        if original in self.fallbacks:
+            for check in checks:
+                self.report(check, "TP301", FALLBACK)
+            return updated
+        if guarded is not None or kept:
+            written, rewritten = guarded or ((), ())
+            recognized = False  # the report-only pass sees no block: reported here
+            kept = (
+                kept
+                or cuda_only_code(written, self.qualified_name)
+                or self._cuda_only(getattr(updated, "body", None), *rewritten)
+            )
+        else:
+            recognized = guards_cuda_only_code(original, self.qualified_name)
+            kept = self._cuda_only(updated.body, updated.orelse)
+        if recognized or kept:
             # A CUDA-only guard stays. The report-only pass reports the guards it
             # recognizes (TP910); the others are reported here, never left silent.
+            message = KEPT_EXIT if unseen else KEPT_GUARD
             if not recognized:
                 for check in checks:
-                    self.report(check, "TP301", KEPT_GUARD)
+                    self.report(check, "TP301", message)
             return updated
         test = updated.test
         for check in checks:
@@ -766,15 +880,18 @@ class CudaRuntime(Pass):
 
     def _cuda_only(self, *parts: Optional[cst.CSTNode]) -> bool:
         """Whether rewritten code still needs CUDA: a torch.cuda name (other than
-        AMP, which has a portable form), a `.cuda()`, a "cuda" string, or a
-        CUDA-only library."""
+        AMP, which has a portable form), a `.cuda()`, a "cuda" string, a string
+        naming a torch.cuda type, or a CUDA-only library."""
         for part in parts:
             if part is None:
                 continue
             for node in walk(part):
                 if isinstance(node, cst.SimpleString):
                     value = node.evaluated_value
-                    if isinstance(value, str) and _CUDA_LITERAL.fullmatch(value):
+                    if isinstance(value, str) and (
+                        _CUDA_LITERAL.fullmatch(value)
+                        or value.startswith("torch.cuda.")  # "torch.cuda.FloatTensor"
+                    ):
                         return True
                 elif isinstance(node, cst.Call) and attribute_name(node) == "cuda":
                     if not self.qualified_name(node.func):
@@ -880,7 +997,7 @@ class CudaRuntime(Pass):
         )
         if original in self.bare:
             node = node.with_changes(lpar=[], rpar=[])
-        self.statements[id(node)] = call  # its value is unused if it is a statement
+        self.statements[node] = call  # its value is unused if it is a statement
         return node
 
     def _shape_device_index(self, original, updated, row: Row, short: str):
@@ -946,7 +1063,7 @@ class CudaRuntime(Pass):
     def _guarded_statement(self, statement: cst.BaseSmallStatement):
         """The call of ``call if DEVICE.type != "cpu" else ...`` as a statement."""
         if isinstance(statement, cst.Expr):
-            return self.statements.get(id(statement.value))
+            return self.statements.get(statement.value)
         return None
 
     def _if(self, call: cst.BaseExpression, comment=None, **changes) -> cst.If:
@@ -957,7 +1074,7 @@ class CudaRuntime(Pass):
         node = cst.If(
             test=self.expr(_guard()), body=cst.IndentedBlock([line]), **changes
         )
-        self.made.add(id(node))
+        self.made.add(node)
         return node
 
     def _split(self, line: cst.SimpleStatementLine) -> List[cst.BaseStatement]:
@@ -1012,8 +1129,8 @@ class CudaRuntime(Pass):
         for statement in body:
             previous = out[-1] if out else None
             if (
-                id(statement) in self.made
-                and id(previous) in self.made
+                statement in self.made
+                and previous in self.made
                 and not statement.leading_lines  # type: ignore[union-attr]
                 and isinstance(previous.body, cst.IndentedBlock)  # type: ignore
                 and isinstance(statement.body, cst.IndentedBlock)  # type: ignore
@@ -1024,25 +1141,19 @@ class CudaRuntime(Pass):
                         body=[*block.body, *statement.body.body]  # type: ignore
                     )
                 )
-                self.made.add(id(merged))
+                self.made.add(merged)
                 out[-1] = merged
             else:
                 out.append(statement)
         return out
 
-    def leave_IndentedBlock(self, original_node, updated_node):
-        if not any(id(s) in self.made for s in updated_node.body):
-            return updated_node
-        return updated_node.with_changes(body=self._merged(updated_node.body))
-
-    def leave_Module(self, original_node, updated_node):
-        if not any(id(s) in self.made for s in updated_node.body):
-            return updated_node
-        return updated_node.with_changes(body=self._merged(updated_node.body))
+    def _merge_made(self, block):
+        """``block`` (a module or an indented block) with its guard ``if``s merged."""
+        if not any(s in self.made for s in block.body):
+            return block
+        return block.with_changes(body=self._merged(block.body))
 
     # -- methods of CUDA events and streams (TP305, TP307) ----------------------
-    def visit_Module(self, node: cst.Module) -> None:
-        self.objects.enter_chunk(node, top_level=self.context.col_offset == 0)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.objects.enter_scope(node, is_class=False)

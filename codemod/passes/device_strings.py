@@ -256,7 +256,9 @@ class DeviceStrings(Pass):
         super().__init__(context)
         self.kinds: Dict[cst.CSTNode, Tuple[Kind, str]] = {}
         self.collapse: Set[cst.CSTNode] = set()  # IfExps that become the binding
-        self.device_types: Set[int] = set()  # ids of DEVICE.type nodes we built
+        self.device_types: Set[cst.CSTNode] = (
+            set()
+        )  # DEVICE.type nodes we built (kept alive: an id could be reused)
         self.messages: Set[cst.CSTNode] = set()  # arguments of print() and log calls
         self.indices: Set[cst.CSTNode] = set()  # int device indices: `.to(gpu_id)`
 
@@ -404,7 +406,7 @@ class DeviceStrings(Pass):
     # -- rewriting, bottom-up -------------------------------------------------
     def _string_type(self) -> cst.Attribute:
         node = self.device_type()
-        self.device_types.add(id(node))
+        self.device_types.add(node)
         return node
 
     def _replacement(self, original: Literal, kind: Kind) -> cst.BaseExpression:
@@ -542,7 +544,7 @@ class DeviceStrings(Pass):
         # torch.device(DEVICE.type) -> DEVICE
         if (
             len(updated_node.args) == 1
-            and id(updated_node.args[0].value) in self.device_types
+            and updated_node.args[0].value in self.device_types
             and self.callee(original_node) == "torch.device"
         ):
             return self.device()

@@ -11,7 +11,7 @@ The names and their rules are the catalogue's (``codemod.catalog``).
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional, Set, Union
+from typing import Dict, List, Optional, Set, Union
 
 import libcst as cst
 
@@ -25,7 +25,8 @@ from codemod.passes._helpers import (
     is_binding_type,
     is_sm_version,
 )
-from codemod.passes.base import Pass, walk
+from codemod.names import dotted_name
+from codemod.passes.base import Pass, attribute_name, walk
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
 RULES = (
@@ -115,7 +116,7 @@ RULES = (
         Fix.NONE,
         None,
         what="Reports `torch.utils.cpp_extension.CUDAExtension`, `load(sources=[...'.cu'"
-        "])` and `load_inline(cuda_sources=...)`.",
+        "])`, `load_inline(cuda_sources=...)` and `CUDA_HOME`.",
         why="A .cu kernel has no meaning on a CPU, TPU, Trainium, MPS, XPU or NPU.",
         before=(
             "from torch.utils.cpp_extension import load\n"
@@ -185,7 +186,9 @@ RULES = (
         "`torch.profiler.supported_activities()` (every activity this build can trace)",
         Fix.NONE,
         None,
-        what="Reports `torch.profiler.ProfilerActivity.CUDA`.",
+        what="Reports `torch.profiler.ProfilerActivity.CUDA`, and the profiler's CUDA "
+        'columns by name (`table(sort_by="cuda_time_total")`, '
+        '`"self_cuda_memory_usage"`) or as attributes (`e.cuda_time_total`).',
         why="Other accelerators have their own activity (XPU, MTIA, PrivateUse1).",
         before=(
             "from torch.profiler import ProfilerActivity\n"
@@ -203,7 +206,8 @@ RULES = (
         Fix.NONE,
         None,
         what='Reports `torch.compile(mode="reduce-overhead")` and '
-        '`mode="max-autotune"`.',
+        '`mode="max-autotune"`, `backend="cudagraphs"`, the `"triton.cudagraphs"` '
+        "option and `torch._inductor.config.triton.cudagraphs`.",
         why="Both rely on CUDA graphs; TorchNeuron, for one, asks for no CUDA-only "
         "modes.",
         before=(
@@ -259,6 +263,54 @@ CUDA_ONLY_EFFECT = Rule(
     safety="Safe: unchanged on CUDA, skipped elsewhere.",
 )
 RULES = RULES + (CUDA_ONLY_EFFECT,)
+RULES += (
+    Rule(
+        "TP913",
+        "cuda-specific-form",
+        "CUDA-specific code in a form torchport does not rewrite",
+        Fix.NONE,
+        None,
+        what="Reports `from torch.cuda import *` and the torch.cuda functions it "
+        "brings in where they are called bare, a `from torch.cuda... import` taken "
+        "when another import fails (`except ImportError:`), CUDA tensor types named by "
+        "strings (`x.type(...)` aside: TP313 handles it), `torch.Tensor.cuda` passed as "
+        "a function "
+        "(`map(torch.Tensor.cuda, xs)`) and `torch.version.cuda`.",
+        why="Each is CUDA-only, and in these forms the name does not say which "
+        "torch.cuda API it is, or the code around it cannot be rewritten exactly.",
+        before=(
+            "import torch\n"
+            "\n"
+            "xs = [torch.ones(2)]\n"
+            "xs = list(map(torch.Tensor.cuda, xs))"
+        ),
+        after="xs = [x.to(DEVICE) for x in xs]  # by hand",
+        safety="No fix.",
+    ),
+    Rule(
+        "TP912",
+        "cuda-environment",
+        "this environment variable configures CUDA only; other devices ignore it",
+        Fix.NONE,
+        None,
+        what='Reports the strings "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF" '
+        'and "CUBLAS_WORKSPACE_CONFIG" (`os.environ` reads and writes, `os.getenv`, '
+        "`env=` dictionaries).",
+        why="Each tunes or debugs CUDA (or cuBLAS); on other accelerators it does "
+        "nothing, and their own variables are named differently.",
+        before=(
+            "import os\n"
+            "\n"
+            "import torch\n"
+            "\n"
+            'os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"\n'
+            "torch.use_deterministic_algorithms(True)"
+        ),
+        after='if DEVICE.type == "cuda":  # by hand\n'
+        '    os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"',
+        safety="No fix.",
+    ),
+)
 register(*RULES)
 
 # Qualified name (or prefix, at a dot) -> rule, and per-name advice where it says
@@ -323,6 +375,51 @@ def _is_cuda_test(test: cst.BaseExpression, device_name: str) -> bool:
     )
 
 
+# Literals reported wherever they occur (the compile modes only as `mode=`).
+STRINGS = {
+    n: row
+    for n, row in catalog.names_of("report_only", ("string",)).items()
+    if n != VISIBLE_DEVICES and n not in CUDA_GRAPH_MODES
+}
+PROFILER_KEYS = {n for n, row in STRINGS.items() if row.code == "TP908"}
+LEGACY_TYPE = re.compile(r"torch\.cuda\.\w+Tensor")
+LEGACY_TYPE_ADVICE = (
+    "a CUDA tensor type named by a string; use `.to(dtype=..., device=DEVICE)` "
+    "(or `torch.set_default_dtype` and `torch.set_default_device(DEVICE)`)"
+)
+STAR_ADVICE = (
+    "`from {module} import *` hides which CUDA names the code uses; import them by "
+    "name (or write `{module}.<name>`) so that torchport can port them"
+)
+STAR_NAME_ADVICE = (
+    "`{name}` comes from `from {module} import *`: write `{module}.{name}` so that "
+    "torchport can port it"
+)
+FALLBACK_IMPORT_ADVICE = (
+    "a torch.cuda import taken when another import fails: the names it binds are "
+    "CUDA-only where it is taken and their uses cannot tell; import the portable "
+    "API only (`torch.amp` for GradScaler and autocast)"
+)
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+# Each module's names, for what a star import brings in.
+_CATALOGUE_NAMES = [n for row in catalog.ROWS for n in row.names]
+
+
+def star_names(module: str) -> Set[str]:
+    """The catalogue's names directly under ``module``: what ``from module import *``
+    binds that code may call bare."""
+    return {
+        n[len(module) + 1 :]
+        for n in _CATALOGUE_NAMES
+        if n.startswith(module + ".") and "." not in n[len(module) + 1 :]
+    }
+
+
+# A line calling a star-imported torch.cuda function bare holds a site.
+STAR_CALLS = re.compile(
+    r"(?<![\w.])(?:%s)\(" % "|".join(sorted(star_names("torch.cuda"), key=len)[::-1])
+)
+
 WIDENED = (
     "`torch.accelerator.is_available()` guards CUDA-only code: on MPS, XPU, NPU or TPU "
     'it now runs it; test `DEVICE.type == "cuda"` (or `torch.cuda.is_available()`) '
@@ -336,11 +433,21 @@ class ReportOnly(ImportSites, Pass):
     # A CUDA-only statement is guarded unless it already is: the pass sees the whole
     # top-level statement around it, `if DEVICE.type == "cuda":` included.
     CONTEXT = re.compile(
-        "|".join(
+        r"from\s+torch\.cuda\b|"
+        + "|".join(
             re.escape(n.rsplit(".", 1)[-1])
             for n in list(CUDA_ONLY_STATEMENTS) + [NVTX_RANGE, *CUDART_EFFECTS]
         )
     )
+    HITS = STAR_CALLS
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        # name -> module, for the names of `from torch.cuda... import *` (the file's
+        # chunks come in order, so the import is seen before the calls).
+        self.starred: Dict[str, str] = {}
+        self.handlers: List[bool] = []  # enclosing `except`: does it catch ImportError
+        self.type_arguments: Set[cst.CSTNode] = set()  # of `x.type(...)`: not ours
 
     def visit_Module(self, node: cst.Module) -> None:
         self.ranges: Set[cst.Call] = set()  # nvtx.range calls of a `with` item
@@ -351,12 +458,48 @@ class ReportOnly(ImportSites, Pass):
 
     # -- imports ----------------------------------------------------------------------
     def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
+        if self._cuda_only_import(node):
+            return
         for alias, name in imported_names(node):
             prefix = under(name, REFERENCES)
             if prefix in ("pynvml", None):
                 self._vendor_import(alias, name)
             else:
                 self.report(alias, REFERENCES[prefix], IMPORTED)
+
+    def _cuda_only_import(self, node: Union[cst.Import, cst.ImportFrom]) -> bool:
+        """``from torch.cuda import *``, or a torch.cuda import in an ``except
+        ImportError:`` handler: reported whole (TP913)."""
+        if not isinstance(node, cst.ImportFrom) or node.module is None:
+            return False
+        module = dotted_name(node.module) or ""
+        if not under(module, ("torch.cuda",)) or node.relative:
+            return False
+        if isinstance(node.names, cst.ImportStar):
+            bound = self.context.facts.bound | self.context.facts.functions
+            for name in star_names(module) - bound:
+                self.starred[name] = module
+            self.report(node, "TP913", STAR_ADVICE.format(module=module))
+            return True
+        if any(self.handlers):
+            self.report(node, "TP913", FALLBACK_IMPORT_ADVICE)
+            return True
+        return False
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        caught = node.type
+        names = (
+            [e.value for e in caught.elements]
+            if isinstance(caught, cst.Tuple)
+            else [caught]
+        )
+        self.handlers.append(
+            any((dotted_name(n) or "").split(".")[-1] in IMPORT_ERRORS for n in names)
+        )
+
+    def leave_ExceptHandler(self, original_node, updated_node):
+        self.handlers.pop()
+        return updated_node
 
     def _vendor_import(self, node: cst.CSTNode, name: Optional[str]) -> None:
         if under(name, ("pynvml",)):
@@ -381,6 +524,9 @@ class ReportOnly(ImportSites, Pass):
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if node.attr.value in PROFILER_KEYS:
+            row = STRINGS[node.attr.value]
+            self.report(node.attr, row.code, row.advice)
         if is_sm_version(node, self.qualified_name):
             self.report(node, "TP903")
             return False
@@ -403,7 +549,20 @@ class ReportOnly(ImportSites, Pass):
             self.ranges.add(call)
             self.ranges.add(call.func)
 
+    def _hidden_calls(self, node: cst.Call) -> None:
+        """A star-imported torch.cuda function called bare."""
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in self.starred:
+            module = self.starred[func.value]
+            message = STAR_NAME_ADVICE.format(name=func.value, module=module)
+            self.report(func, "TP913", message)
+        # `x.get_device()` given as a device is the runtime pass's (TP302); a type
+        # named by a string in `x.type(...)` is the tensor-types pass's (TP313).
+        if attribute_name(node) == "type" and len(node.args) == 1:
+            self.type_arguments.add(node.args[0].value)
+
     def visit_Call(self, node: cst.Call) -> None:
+        self._hidden_calls(node)
         callee = self.callee(node)
         if callee in EXTENSION_LOADERS and self._builds_cuda(node):
             self.report(node, "TP904")
@@ -512,7 +671,20 @@ class ReportOnly(ImportSites, Pass):
     def leave_SimpleString(self, original_node, updated_node):
         if original_node.evaluated_value == VISIBLE_DEVICES:
             self.report(original_node, "TP905")
+        self._reported_string(original_node)
         return updated_node
+
+    def _reported_string(self, node: cst.SimpleString) -> None:
+        value = node.evaluated_value
+        if not isinstance(value, str):
+            return
+        row = STRINGS.get(value)
+        if row is not None and row.kind == "string" and row.advice:
+            self.report(node, row.code, row.advice)
+        elif row is not None:
+            self.report(node, row.code)
+        elif LEGACY_TYPE.fullmatch(value) and node not in self.type_arguments:
+            self.report(node, "TP913", LEGACY_TYPE_ADVICE)
 
     # -- the one rewrite ------------------------------------------------------------
     def leave_Call(self, original_node, updated_node):
