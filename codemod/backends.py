@@ -350,3 +350,17 @@ def render_table(idioms=None) -> str:
         cells = [IDIOMS[name][backend].status for backend in BACKENDS]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _callee(idiom: str) -> str:
+    """``torch.accelerator.empty_cache()`` -> ``torch.accelerator.empty_cache``."""
+    text = idiom[len("with ") :] if idiom.startswith("with ") else idiom
+    head, _, tail = text.rpartition(").")
+    if head:  # torch.get_device_module(DEVICE).synchronize() -> the method's name
+        return "." + tail.split("(", 1)[0]
+    return text.split("(", 1)[0]
+
+
+def idioms_in(text: str):
+    """The idioms a rule's documentation writes (its example's result, its prose)."""
+    return [idiom for idiom in IDIOMS if _callee(idiom) + "(" in text]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from codemod.backends import idioms_in, render_table
 from codemod.rules import Fix, Rule, all_rules, format_version
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +67,12 @@ def render_rule(rule: Rule, level: int = 1) -> str:
         parts.append(example)
     if rule.safety:
         parts.append(f"{sub} Fix safety\n\n{rule.safety}\n")
+    idioms = idioms_in(f"{rule.what}\n{rule.after}")
+    if idioms:
+        parts.append(
+            f"{sub} Backends\n\nWhich backends implement what the fix writes "
+            f"(evidence in `codemod/backends.py`):\n\n{render_table(idioms)}"
+        )
     return "\n".join(parts)
 
 

@@ -71,3 +71,11 @@ def _cell_codes(text: str):
     result = process_source("example.ipynb", data, Job(CHECK, Options()))
     assert result.error is None, result.error
     return {d.code for d in result.diagnostics}
+
+
+def test_explain_shows_which_backends_implement_the_fix():
+    proc = run_cli(["explain", "TP304"])
+    assert proc.returncode == 0, proc.stderr
+    table = proc.stdout.split("## Backends", 1)[1]
+    assert "| idiom | CUDA | CPU | MPS | XPU | TorchTPU | TorchNeuron |" in table
+    assert "| `torch.get_device_module(DEVICE).synchronize()` | yes | yes |" in table
