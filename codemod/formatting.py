@@ -183,7 +183,28 @@ def format_changed(old: str, new: str, mode) -> str:
     except Exception:  # black refuses some valid code; keep the unformatted rewrite
         return new
     formatted = _without_opener_blanks(text, formatted)
+    formatted = _with_untouched_blanks(text, formatted, ranges)
     return formatted.replace("\n", newline) if newline == "\r\n" else formatted
+
+
+def _with_untouched_blanks(old: str, new: str, ranges: List[LineRange]) -> str:
+    """``new`` with the blank lines black removed or added away from ``ranges``
+    (the lines torchport changed, 1-based in ``old``) put back as they were: with
+    ``lines=``, black still evens out blank lines a few statements away."""
+    touched = {line for start, end in ranges for line in range(start, end + 1)}
+    old_lines, new_lines = split_lines(old), split_lines(new)
+    out: List[str] = []
+    for tag, i1, i2, j1, j2 in opcodes(old_lines, new_lines):
+        blank_old = all(not line.strip() for line in old_lines[i1:i2])
+        blank_new = all(not line.strip() for line in new_lines[j1:j2])
+        near = {i1, i1 + 1, i2, i2 + 1}  # the lines around the hunk, 1-based
+        if tag == "delete" and blank_old and not touched & set(range(i1, i2 + 2)):
+            out.extend(old_lines[i1:i2])  # the user's blank lines, kept
+        elif tag == "insert" and blank_new and not touched & near:
+            continue  # blank lines black added next to untouched lines
+        else:
+            out.extend(new_lines[j1:j2])
+    return "".join(out)
 
 
 def _without_opener_blanks(old: str, new: str) -> str:

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
 import libcst as cst
 
 from codemod.lines import split_lines
+from codemod.linediff import opcodes
 from codemod import binding, chunks, fstrings, grammar, imports
 from codemod.checks import (  # noqa: F401  (RoundTripError: raised for callers)
     RewriteError,
@@ -220,12 +221,19 @@ def _pieces(
     (text, new_text), (module, built) = texts, modules  # as parsed, as rewritten
     whole = [(chunk, text, new_text, built.body, "")]
     old_lines, new_lines = split_lines(text), split_lines(new_text)
-    if len(old_lines) != len(new_lines) or not chunk.statements:
+    if not chunk.statements:
         return whole
+    # (first, end, lines added): the changed runs of the chunk, 0-based, end exclusive
+    hunks = [
+        (i1, i2, (j2 - j1) - (i2 - i1))
+        for tag, i1, i2, j1, j2 in opcodes(old_lines, new_lines)
+        if tag != "equal"
+    ]
     changed = {
-        chunk.start + offset
-        for offset, (a, b) in enumerate(zip(old_lines, new_lines))
-        if a != b
+        chunk.start + i
+        for i1, i2, _ in hunks
+        for i in (range(i1, i2) if i2 > i1 else (i1 - 1, i1))
+        if 0 <= i < len(old_lines)
     }
     narrowed = _narrowed(chunk.statements, chunk.top, changed, lines)
     if not narrowed or narrowed == [(chunk, "")]:
@@ -237,11 +245,11 @@ def _pieces(
     for piece, stub in narrowed:
         if not piece.indent.startswith(chunk.indent):
             return whole
+        span = _shifted(piece.start - chunk.start, piece.end - chunk.start, hunks)
+        if span is None:
+            return whole
         relative = chunks.Chunk(
-            piece.start - chunk.start + 1,
-            piece.end - chunk.start + 1,
-            piece.indent[len(chunk.indent) :],
-            piece.top,
+            span[0], span[1], piece.indent[len(chunk.indent) :], piece.top
         )
         old, new = piece.dedented(lines), relative.dedented(new_lines)
         if old is None or new is None:
@@ -253,6 +261,22 @@ def _pieces(
             built_here = [node.with_changes(body=body) for node in built_here]
         pieces.append((piece, old, new, built_here, stub))
     return pieces
+
+
+def _shifted(first: int, last: int, hunks) -> Optional[Tuple[int, int]]:
+    """Where the lines ``first``..``last`` of a chunk (0-based) are in its rewrite
+    (1-based), given its changed runs; None when a run straddles their edge."""
+    before = inside = 0
+    for start, end, added in hunks:
+        if end < first or (end == first and start < end):
+            before += added
+        elif start > last + 1 or (start == last + 1 and start < end):
+            continue
+        elif first <= start and end <= last + 1 and (start < end or start > first):
+            inside += added
+        else:
+            return None
+    return first + before + 1, last + before + inside + 1
 
 
 # Statements with one body after their header: a changed header is checked alone.
