@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -101,6 +102,8 @@ def main(argv=None) -> int:
     parser.add_argument("python", help="interpreter of the old-torch environment")
     parser.add_argument("--below", default="2.6", help="targets older than this")
     args = parser.parse_args(argv)
+    if os.sep in args.python:  # each program runs in a folder of its own
+        args.python = os.path.abspath(args.python)
     below = parse_version(args.below)
     try:
         version = torch_version(args.python)
