@@ -582,7 +582,7 @@ class CudaRuntime(Pass):
     def visit_If(self, node: cst.If) -> None:
         self._note_test(node, node.test)
         self._note_fallback(node)
-        if self._is_cpu_guard(node.test):  # a method call guarded by a first run
+        if is_guard(node.test, self.context.device_name):  # guarded by a first run
             self.guarded.update(
                 n
                 for n in walk(node.body)
@@ -1168,17 +1168,6 @@ class CudaRuntime(Pass):
     def leave_ClassDef(self, original_node, updated_node):
         self.objects.leave_scope()
         return updated_node
-
-    def _is_cpu_guard(self, test: cst.BaseExpression) -> bool:
-        """``DEVICE.type != "cpu"``, as the guards of this pass write it."""
-        return (
-            isinstance(test, cst.Comparison)
-            and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.NotEqual)
-            and self._is_device_type(test.left)
-            and isinstance(test.comparisons[0].comparator, cst.SimpleString)
-            and test.comparisons[0].comparator.evaluated_value == "cpu"
-        )
 
     def _object_method(self, original: cst.Call, updated: cst.Call):
         """A method torch.cpu's no-op events and streams lack, called on an object
