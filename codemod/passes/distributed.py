@@ -19,7 +19,7 @@ import libcst as cst
 from codemod.passes.base import Pass, option_name
 from codemod import catalog
 from codemod.passes._helpers import AVAILABILITY, target_name, without_guards
-from codemod.rules import Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
 DIST_TORCH = (2, 6)  # torch.distributed.get_default_backend_for_device
 
@@ -47,14 +47,7 @@ RULES = (
             '    dist.init_process_group("nccl", rank=rank, world_size=world_size)'
         ),
         after=(
-            "import torch.distributed as dist\n"
-            "import torch\n"
-            "\n"
-            "DEVICE = (\n"
-            '    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
-            ")\n"
-            "\n"
-            "\n"
+            "import torch.distributed as dist\n" + EXAMPLE_BINDING + "\n"
             "def setup(rank, world_size):\n"
             "    dist.init_process_group(\n"
             "        dist.get_default_backend_for_device(DEVICE), rank=rank, world_size=world_size\n"
@@ -121,13 +114,8 @@ RULES = (
         ),
         after=(
             "from torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "import torch\n"
-            "\n"
-            "DEVICE = (\n"
-            '    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
-            ")\n"
-            "\n"
-            "\n"
+            + EXAMPLE_BINDING
+            + "\n"
             "def wrap(model, rank):\n"
             "    return DDP(\n"
             "        model.to(torch.device(DEVICE.type, rank)),\n"
