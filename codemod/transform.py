@@ -255,7 +255,13 @@ def _pieces(
         if old is None or new is None:
             return whole
         originals = dict.fromkeys(nodes[id(s)] for s in piece.statements)
-        built_here = [together.built.get(node, node) for node in originals]
+        built_here = []
+        for node in originals:  # a statement may have become several (`a; b` split)
+            made = together.built.get(node, node)
+            if isinstance(made, cst.FlattenSentinel):
+                built_here.extend(made.nodes)
+            elif not isinstance(made, cst.RemovalSentinel):
+                built_here.append(made)
         if stub:
             body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Pass()])])
             built_here = [node.with_changes(body=body) for node in built_here]
