@@ -11,17 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import ROOT
+from tests.cli_helpers import GIT_ENV, ROOT
 
 SCRIPTS = ROOT / "scripts"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 SUMMARY_KEYS = [
     "folders",
     "py_files",

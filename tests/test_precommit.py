@@ -15,21 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import ROOT
+from tests.cli_helpers import GIT_ENV, ROOT
 
 PRE_COMMIT = shutil.which("pre-commit") or str(
     Path(sys.executable).parent / "pre-commit"
 )
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"
 LEFT = 'import torch\n\nDEVICES = ["cuda", "cpu"]\nprint(DEVICES)\n'
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 
 pytestmark = pytest.mark.skipif(
     not Path(PRE_COMMIT).exists() or shutil.which("git") is None,
