@@ -29,6 +29,8 @@ class Chunk:
     # The ``ast`` statements the chunk is made of (codemod.traversal skips those of
     # their nested statements that hold no hit).
     statements: List[ast.stmt] = field(default_factory=list, compare=False)
+    # The chunk ends its block: an early exit in it has everything it guards in view.
+    to_end: bool = field(default=False, compare=False)
 
     def dedented(self, lines: Sequence[str]) -> Optional[str]:
         """The chunk's text without its indentation, or None when a line (say, in a
@@ -124,26 +126,73 @@ def _select(
     chunks: List[Chunk] = []
 
     def walk(body: Sequence[ast.stmt], top: Optional[Span]) -> None:
-        for span, members in _groups(body):
+        run = False  # the last statement of this body became the last chunk
+        groups = _groups(body)
+        for index, (span, members) in enumerate(groups):
             here = {line for line in hits if span[0] <= line <= span[1]}
             if not here:
+                run = False
                 continue
             enclosing = top or span
             bodies = _bodies(members[0], lines) if len(members) == 1 else []
             if top is None and _hit(span, whole):
                 bodies = []  # a pass needs this statement whole
             inner = {line for b in bodies for s in b for line in range(*_span_range(s))}
-            if bodies and here <= inner:
+            if bodies and all(
+                line in inner or _between_statements(line, bodies, lines)
+                for line in here
+            ):
                 for nested in bodies:
                     walk(nested, enclosing)
+                run = False
                 continue
-            line = lines[span[0] - 1]
-            indent = line[: len(line) - len(line.lstrip(" \t"))]
-            chunks.append(Chunk(span[0], span[1], indent, enclosing, members))
+            # A run of statements with sites in a body is one chunk (one `if` can
+            # guard it); top-level statements stay apart (imports, the binding).
+            if run and top is not None:
+                chunks[-1].end = span[1]
+                chunks[-1].statements.extend(members)
+            else:
+                line = lines[span[0] - 1]
+                indent = line[: len(line) - len(line.lstrip(" \t"))]
+                chunks.append(Chunk(span[0], span[1], indent, enclosing, list(members)))
+                run = True
+            if top is not None and any(map(_early_exit, members)):
+                # What an early exit guards is the rest of its block: in view.
+                for _, rest in groups[index + 1 :]:
+                    chunks[-1].statements.extend(rest)
+                chunks[-1].end = groups[-1][0][1]
+                chunks[-1].to_end = True
+                return
+            chunks[-1].to_end = top is not None and index == len(groups) - 1
 
     walk(body, top)
     chunks.sort(key=lambda c: c.start)
     return chunks
+
+
+def _early_exit(stmt: ast.stmt) -> bool:
+    """``assert ...`` or an ``if`` without ``else`` whose body leaves (returns,
+    raises, breaks, continues, or ends in a call such as ``sys.exit()``)."""
+    if isinstance(stmt, ast.Assert):
+        return True
+    if not isinstance(stmt, ast.If) or stmt.orelse:
+        return False
+    last = stmt.body[-1]
+    return isinstance(last, (ast.Return, ast.Raise, ast.Break, ast.Continue)) or (
+        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+    )
+
+
+def _between_statements(
+    number: int, bodies: Sequence[Sequence[ast.stmt]], lines: Sequence[str]
+) -> bool:
+    """A comment or blank line among the statements of ``bodies`` (not in any of
+    them, not in the header above them): it holds no site, so it does not make the
+    whole enclosing statement a chunk (a `# see cuda.html` in a long ``main()``)."""
+    text = lines[number - 1].strip()
+    if text and not text.startswith("#"):
+        return False
+    return number > min(first_line(b[0]) for b in bodies)
 
 
 def top_level(tree: ast.Module, span: Span) -> Chunk:

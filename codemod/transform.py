@@ -35,7 +35,13 @@ from codemod.formatting import format_changed, line_map
 from codemod.names import ModuleFacts
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
-from codemod.traversal import LazyMetadata, Together, outside, statement_nodes
+from codemod.traversal import (
+    LazyMetadata,
+    Together,
+    outside,
+    statement_ids,
+    statement_nodes,
+)
 
 
 class ParseError(SyntaxError):
@@ -72,6 +78,33 @@ def _hit_lines(lines: Sequence[str], passes: Sequence[Type[Pass]], facts: Module
     }
 
 
+def _context_lines(
+    lines: Sequence[str], passes: Sequence[Type[Pass]], facts: ModuleFacts
+) -> Set[int]:
+    """Lines whose whole top-level statement a pass must see: its ``CONTEXT`` matches
+    the line as written, or with the imported names in it spelled out (``mark(...)``
+    after ``from torch.cuda.nvtx import mark`` reads ``torch.cuda.nvtx.mark(...)``)."""
+    words = [p.CONTEXT.pattern for p in passes if p.CONTEXT is not None]
+    if not words:
+        return set()
+    pattern = re.compile("|".join(words))
+    aliases = {
+        local: target
+        for local, target in facts.imports.items()
+        if local != target and target.startswith("torch.")
+    }
+    alias = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, aliases)))
+    found = set()
+    for number, line in enumerate(lines, start=1):
+        if pattern.search(line) or (
+            aliases
+            and alias.search(line)
+            and pattern.search(alias.sub(lambda m: aliases[m.group()], line))
+        ):
+            found.add(number)
+    return found
+
+
 def rewrite_source(
     source: str,
     options: Options,
@@ -99,11 +132,7 @@ def rewrite_source(
     facts = ModuleFacts.of(tree, source)
     context = FileContext(options, source, facts)
     binding.plan_binding(tree, facts, context, reuse_device)
-    context_words = [p.CONTEXT.pattern for p in active if p.CONTEXT is not None]
-    whole = set()
-    if context_words:  # sites a pass must see with their whole top-level statement
-        pattern = re.compile("|".join(context_words))
-        whole = {n for n, line in enumerate(lines, start=1) if pattern.search(line)}
+    whole = _context_lines(lines, active, facts)
     hits = _hit_lines(lines, active, facts) | whole
     found = chunks.select(tree, hits, lines, whole)
     instances = [p(context) for p in active]
@@ -114,6 +143,7 @@ def rewrite_source(
         metadata = LazyMetadata(module)
         context.line_offset = chunk.start - 1
         context.col_offset = len(chunk.indent)
+        context.chunk_ends_block = chunk.to_end
         used_device = context.needs_device
         context.needs_device = False
         skipped = outside(module, chunk.statements, hits)
@@ -241,6 +271,10 @@ def _pieces(
     nodes = statement_nodes(module, chunk.statements)
     if nodes is None:
         return whole
+    # A pass may merge statements it built into one (consecutive guards share one
+    # `if`): a piece is checked against the nodes it built only where they are in
+    # the final tree as they are.
+    final = statement_ids(built)
     pieces = []
     for piece, stub in narrowed:
         if not piece.indent.startswith(chunk.indent):
@@ -262,6 +296,8 @@ def _pieces(
                 built_here.extend(made.nodes)
             elif not isinstance(made, cst.RemovalSentinel):
                 built_here.append(made)
+        if any(id(node) not in final for node in built_here):
+            return whole
         if stub:
             body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Pass()])])
             built_here = [node.with_changes(body=body) for node in built_here]

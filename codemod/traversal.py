@@ -150,6 +150,11 @@ def statement_nodes(
     return found
 
 
+def statement_ids(module: cst.Module) -> Set[int]:
+    """``id()`` of every statement in ``module``, nested ones included."""
+    return {id(node) for node, _ in _cst_order(module.body) if node is not None}
+
+
 def _is_guard(group: Sequence[ast.stmt], hits: Set[int]) -> bool:
     """An ``if``/``while`` with a hit in its own lines, not in its bodies'."""
     if len(group) != 1 or not isinstance(group[0], (ast.If, ast.While)):

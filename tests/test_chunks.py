@@ -7,7 +7,8 @@ import ast
 from codemod.chunks import select
 from codemod.names import ModuleFacts
 from codemod.passes.base import Options
-from codemod.transform import rewrite_source
+from codemod.passes import PASSES
+from codemod.transform import _context_lines, rewrite_source
 
 
 def rewrite(source: str) -> str:
@@ -152,3 +153,83 @@ def test_assigning_an_attribute_does_not_shadow_the_module():
     facts = ModuleFacts.of(ast.parse(source), source)
     assert facts.imports == {"torch": "torch"}
     assert facts.stored_attributes == {"benchmark"}
+
+
+def test_a_comment_in_a_long_body_does_not_take_the_whole_function():
+    source = (
+        "def main():\n"  # 1
+        "    a = 1\n"  # 2
+        "    # see cuda.html\n"  # 3
+        "    b = a.cuda()\n"  # 4
+        "    return b\n"  # 5
+    )
+    assert chunk_spans(source, [3, 4]) == [(4, 4, "    ")]
+
+
+def test_a_comment_in_a_header_still_takes_the_whole_statement():
+    source = "def f(\n    x,\n    # cuda\n):\n    return x\n"
+    assert chunk_spans(source, [3]) == [(1, 5, "")]
+
+
+def test_a_run_of_statements_with_sites_is_one_chunk_in_a_body_only():
+    source = (
+        "import torch\n"  # 1
+        "torch.cuda.empty_cache()\n"  # 2
+        "def f():\n"  # 3
+        "    torch.cuda.synchronize()\n"  # 4
+        "    torch.cuda.empty_cache()\n"  # 5
+        "    x = 1\n"  # 6
+        "    torch.cuda.empty_cache()\n"  # 7
+        "    return x\n"  # 8
+    )
+    spans = chunk_spans(source, [1, 2, 4, 5, 7])
+    assert spans == [(1, 1, ""), (2, 2, ""), (4, 5, "    "), (7, 7, "    ")]
+
+
+def test_an_early_exit_takes_the_rest_of_its_block():
+    source = (
+        "def f():\n"  # 1
+        "    if not torch.cuda.is_available():\n"  # 2
+        "        return\n"  # 3
+        "    x = 1\n"  # 4
+        "    torch.cuda.empty_cache()\n"  # 5
+        "    return x\n"  # 6
+        "print(f())\n"  # 7
+    )
+    lines = source.splitlines(keepends=True)
+    found = select(ast.parse(source), {2, 5}, lines)
+    assert [(c.start, c.end, c.to_end) for c in found] == [(2, 6, True)]
+
+
+def test_common_words_do_not_widen_a_chunk():
+    # `range`, `benchmark`, `start` are not nvtx or profiler calls: the loop that
+    # mentions them is not taken whole, and the rewrite keeps one statement's guard.
+    source = (
+        "import torch\n"
+        "def f():\n"
+        "    torch.backends.cudnn.benchmark = True\n"
+        "    for i in range(2):\n"
+        "        start = i\n"
+        "    torch.cuda.empty_cache()\n"
+    )
+    out = rewrite(source)
+    assert "    for i in range(2):\n        start = i\n" in out
+    assert "torch.accelerator.empty_cache()" in out
+
+
+def test_an_imported_cuda_only_call_is_seen_with_its_whole_statement():
+    # `mark` is `torch.cuda.nvtx.mark` spelled out: like the dotted call, its line
+    # makes the pass see the whole top-level statement (its enclosing checks).
+    source = (
+        "import torch\n"
+        "from torch.cuda.nvtx import mark\n"
+        "def f(device):\n"
+        "    mark('step')\n"
+        "    torch.cuda.nvtx.mark('step')\n"
+        "    bookmark = start = 1\n"
+        "    return device\n"
+    )
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    found = _context_lines(lines, PASSES, ModuleFacts.of(tree, source))
+    assert found == {2, 4, 5}

@@ -125,6 +125,7 @@ class FileContext:
         # Where the chunk being rewritten sits in the file (see codemod.chunks).
         self.line_offset = 0
         self.col_offset = 0
+        self.chunk_ends_block = False  # the chunk's last statement ends its block
         self.claimed: Set[cst.CSTNode] = set()  # nodes a pass rewrites as a whole
         # Filled by codemod.binding.plan_binding before the first pass runs.
         self.device_name = options.device_name

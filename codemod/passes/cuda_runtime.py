@@ -804,13 +804,12 @@ class CudaRuntime(Pass):
 
     def _decide_exits(self, original, updated):
         """Decide each early exit of a block with the statements after it. A module
-        here is a chunk of the file (codemod.chunks), whose later statements are not
-        in view: its early exits are kept (and reported). Asking for whole top-level
-        statements instead (``CONTEXT``) made black drop blank lines away from the
-        changes in real code, so that waits for the formatting to keep them."""
+        here is a chunk of the file (codemod.chunks): unless it ends its block (a
+        chunk holding an early exit runs to the end of its block), later statements
+        are not in view and its early exits are kept (and reported)."""
         body = list(updated.body)
         aligned = len(body) == len(original.body)
-        if isinstance(original, cst.Module):
+        if isinstance(original, cst.Module) and not self.context.chunk_ends_block:
             aligned = False
         for index, guard in exit_guards(original.body, self.qualified_name):
             if guard not in self.tests:

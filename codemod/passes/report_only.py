@@ -427,15 +427,26 @@ WIDENED = (
 )
 
 
+def _distinctive(name: str) -> str:
+    """The end of a dotted name that other code rarely spells."""
+    parts = name.split(".")
+    if "_" in parts[-1] or "cuda" in parts[-1] or len(parts) == 1:
+        return parts[-1]
+    return ".".join(parts[-2:])
+
+
 class ReportOnly(ImportSites, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("report_only")
     # A CUDA-only statement is guarded unless it already is: the pass sees the whole
     # top-level statement around it, `if DEVICE.type == "cuda":` included.
+    # Each name as its last part, or its last two where that part is a common word
+    # (`nvtx.mark`, `profiler.start`, not every `start`); an imported alias of one
+    # (`from torch.cuda.nvtx import mark`) is matched spelled out (transform).
     CONTEXT = re.compile(
         r"from\s+torch\.cuda\b|"
         + "|".join(
-            re.escape(n.rsplit(".", 1)[-1])
+            re.escape(_distinctive(n))
             for n in list(CUDA_ONLY_STATEMENTS) + [NVTX_RANGE, *CUDART_EFFECTS]
         )
     )
