@@ -100,10 +100,13 @@ def select(
     hits: Set[int],
     lines: Sequence[str],
     whole: Set[int] = frozenset(),
+    whole_function: Set[int] = frozenset(),
 ) -> List[Chunk]:
     """The chunks covering every line in ``hits``, in file order; a line in
-    ``whole`` makes its whole top-level statement one chunk."""
-    return _select(tree.body, set(hits) | set(whole), lines, whole, None)
+    ``whole`` makes its whole top-level statement one chunk, a line in
+    ``whole_function`` the function around it (its top-level statement if none)."""
+    hits = set(hits) | set(whole) | set(whole_function)
+    return _select(tree.body, hits, lines, whole, None, whole_function)
 
 
 def narrow(chunk: Chunk, changed: Set[int], lines: Sequence[str]) -> List[Chunk]:
@@ -122,6 +125,7 @@ def _select(
     lines: Sequence[str],
     whole: Set[int],
     top: Optional[Span],
+    whole_function: Set[int] = frozenset(),
 ) -> List[Chunk]:
     chunks: List[Chunk] = []
 
@@ -135,7 +139,9 @@ def _select(
                 continue
             enclosing = top or span
             bodies = _bodies(members[0], lines) if len(members) == 1 else []
-            if top is None and _hit(span, whole):
+            if (top is None and _hit(span, whole)) or _function_needed(
+                members, top, {line for line in here if line in whole_function}
+            ):
                 bodies = []  # a pass needs this statement whole
             inner = {line for b in bodies for s in b for line in range(*_span_range(s))}
             if bodies and all(
@@ -168,6 +174,34 @@ def _select(
     walk(body, top)
     chunks.sort(key=lambda c: c.start)
     return chunks
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _function_needed(
+    members: Sequence[ast.stmt], top: Optional[Span], needed: Set[int]
+) -> bool:
+    """A line of ``needed`` is in this statement and in no function nested in it:
+    the statement is that line's function, or its top-level statement."""
+    if not needed or len(members) != 1:
+        return bool(needed) and top is None
+    stmt = members[0]
+    if top is not None and not isinstance(stmt, _FUNCTIONS):
+        return False
+    spans = [_span(d) for d in _nested_functions(stmt)]
+    return any(not any(a <= line <= b for a, b in spans) for line in needed)
+
+
+def _nested_functions(stmt: ast.stmt) -> List[ast.stmt]:
+    """The functions defined in ``stmt``'s bodies, at any depth (statements only)."""
+    found: List[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for child in getattr(stmt, name, None) or ():
+            if isinstance(child, _FUNCTIONS):
+                found.append(child)
+            found.extend(_nested_functions(child))
+    return found
 
 
 def _early_exit(stmt: ast.stmt) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
+from typing import Dict, List, Optional, Pattern, Sequence, Set, Tuple, Type
 
 import libcst as cst
 
@@ -79,12 +79,12 @@ def _hit_lines(lines: Sequence[str], passes: Sequence[Type[Pass]], facts: Module
 
 
 def _context_lines(
-    lines: Sequence[str], passes: Sequence[Type[Pass]], facts: ModuleFacts
+    lines: Sequence[str], patterns: Sequence[Optional[Pattern[str]]], facts: ModuleFacts
 ) -> Set[int]:
-    """Lines whose whole top-level statement a pass must see: its ``CONTEXT`` matches
-    the line as written, or with the imported names in it spelled out (``mark(...)``
+    """Lines one of ``patterns`` (passes' ``CONTEXT`` or ``FUNCTION_CONTEXT``)
+    matches as written, or with the imported names in them spelled out (``mark(...)``
     after ``from torch.cuda.nvtx import mark`` reads ``torch.cuda.nvtx.mark(...)``)."""
-    words = [p.CONTEXT.pattern for p in passes if p.CONTEXT is not None]
+    words = [p.pattern for p in patterns if p is not None]
     if not words:
         return set()
     pattern = re.compile("|".join(words))
@@ -132,9 +132,10 @@ def rewrite_source(
     facts = ModuleFacts.of(tree, source)
     context = FileContext(options, source, facts)
     binding.plan_binding(tree, facts, context, reuse_device)
-    whole = _context_lines(lines, active, facts)
-    hits = _hit_lines(lines, active, facts) | whole
-    found = chunks.select(tree, hits, lines, whole)
+    whole = _context_lines(lines, [p.CONTEXT for p in active], facts)
+    function = _context_lines(lines, [p.FUNCTION_CONTEXT for p in active], facts)
+    hits = _hit_lines(lines, active, facts) | whole | function
+    found = chunks.select(tree, hits, lines, whole, function)
     instances = [p(context) for p in active]
     outputs: Dict[Tuple[int, int], List[str]] = {}
     local_maps: Dict[Tuple[int, int], List[int]] = {}
@@ -144,6 +145,7 @@ def rewrite_source(
         context.line_offset = chunk.start - 1
         context.col_offset = len(chunk.indent)
         context.chunk_ends_block = chunk.to_end
+        context.chunk_text = text
         used_device = context.needs_device
         context.needs_device = False
         skipped = outside(module, chunk.statements, hits)

@@ -219,7 +219,7 @@ def test_common_words_do_not_widen_a_chunk():
 
 def test_an_imported_cuda_only_call_is_seen_with_its_whole_statement():
     # `mark` is `torch.cuda.nvtx.mark` spelled out: like the dotted call, its line
-    # makes the pass see the whole top-level statement (its enclosing checks).
+    # makes the pass see the whole function around it (its enclosing checks).
     source = (
         "import torch\n"
         "from torch.cuda.nvtx import mark\n"
@@ -231,5 +231,23 @@ def test_an_imported_cuda_only_call_is_seen_with_its_whole_statement():
     )
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
-    found = _context_lines(lines, PASSES, ModuleFacts.of(tree, source))
+    patterns = [p.FUNCTION_CONTEXT for p in PASSES]
+    found = _context_lines(lines, patterns, ModuleFacts.of(tree, source))
     assert found == {2, 4, 5}
+
+
+def test_a_cuda_only_statement_takes_its_function_not_its_class():
+    source = (
+        "class Pipeline:\n"  # 1
+        "    def load(self):\n"  # 2
+        "        return 1\n"  # 3
+        "    def free(self):\n"  # 4
+        "        if self.on_gpu:\n"  # 5
+        "            torch.cuda.ipc_collect()\n"  # 6
+        "        return 2\n"  # 7
+        "if True:\n"  # 8
+        "    torch.cuda.ipc_collect()\n"  # 9
+    )
+    lines = source.splitlines(keepends=True)
+    found = select(ast.parse(source), {6, 9}, lines, whole_function={6, 9})
+    assert [(c.start, c.end) for c in found] == [(4, 7), (8, 9)]

@@ -126,6 +126,7 @@ class FileContext:
         self.line_offset = 0
         self.col_offset = 0
         self.chunk_ends_block = False  # the chunk's last statement ends its block
+        self.chunk_text = ""  # the chunk's source, dedented
         self.claimed: Set[cst.CSTNode] = set()  # nodes a pass rewrites as a whole
         # Filled by codemod.binding.plan_binding before the first pass runs.
         self.device_name = options.device_name
@@ -218,6 +219,9 @@ class Pass(cst.CSTTransformer):
     # Lines whose whole top-level statement the pass must see (a variable followed
     # from its assignment to its use).
     CONTEXT: ClassVar[Optional[Pattern[str]]] = None
+    # Lines whose enclosing function the pass must see whole (the checks around a
+    # statement); their top-level statement where no function encloses them.
+    FUNCTION_CONTEXT: ClassVar[Optional[Pattern[str]]] = None
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()

@@ -23,7 +23,7 @@ Every choice below was checked on CPU PyTorch 2.13:
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Set, Union
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -1371,8 +1371,12 @@ class CudaObjects:
         self.bound = bound  # names the module binds (a builtin it shadows)
         self.module: Kinds = {}  # module-level names, from top-level chunks
         self.attributes: Kinds = {}
-        self.scopes: List[tuple] = []  # (is_class, names) of the enclosing defs
+        # [is_class, node, its names or None until asked] of the enclosing defs
+        self.scopes: List[list] = []
         self.top_level = False
+        # Chunks not read yet: most never ask what an object is, and reading a
+        # chunk walks all of it.
+        self.unread: List[Tuple[cst.Module, bool]] = []
 
     def kind_of_call(self, call: cst.Call) -> Optional[str]:
         name = self.qualified_name(call)
@@ -1392,30 +1396,43 @@ class CudaObjects:
     def enter_chunk(self, module: cst.Module, top_level: bool) -> None:
         self.scopes = []
         self.top_level = top_level
-        attributes = _Attributes(self.kind_of_call)
-        module.visit(attributes)
-        self._merge(self.attributes, attributes.attributes)
-        if top_level:
-            names = _Bindings(self.kind_of_call)
-            module.visit(names)
-            self._merge(self.module, names.names)
+        self.unread.append((module, top_level))
+
+    def _read_chunks(self) -> None:
+        """The bindings of the chunks entered so far, in file order."""
+        for module, top_level in self.unread:
+            attributes = _Attributes(self.kind_of_call)
+            module.visit(attributes)
+            self._merge(self.attributes, attributes.attributes)
+            if top_level:
+                names = _Bindings(self.kind_of_call)
+                module.visit(names)
+                self._merge(self.module, names.names)
+        self.unread = []
 
     def enter_scope(self, node, is_class: bool) -> None:
-        names = _Bindings(self.kind_of_call)
-        if isinstance(node, cst.FunctionDef):
-            node.params.visit(names)
-        node.body.visit(names)
-        self.scopes.append((is_class, names.names))
+        self.scopes.append([is_class, node, None])
 
     def leave_scope(self) -> None:
         self.scopes.pop()
 
+    def _names_of(self, scope: list) -> Kinds:
+        if scope[2] is None:
+            names = _Bindings(self.kind_of_call)
+            if isinstance(scope[1], cst.FunctionDef):
+                scope[1].params.visit(names)
+            scope[1].body.visit(names)
+            scope[2] = names.names
+        return scope[2]
+
     def _name(self, name: str) -> Optional[str]:
-        for depth, (is_class, names) in enumerate(reversed(self.scopes)):
-            if is_class and depth > 0:
+        for depth, scope in enumerate(reversed(self.scopes)):
+            if scope[0] and depth > 0:
                 continue  # a class body is not a scope of its methods
+            names = self._names_of(scope)
             if name in names:
                 return names[name]
+        self._read_chunks()
         return self.module.get(name) if self.top_level else None
 
     def kind(self, node: cst.CSTNode) -> Optional[str]:
@@ -1429,6 +1446,7 @@ class CudaObjects:
         if isinstance(node, cst.Name):
             return self._name(node.value)
         if isinstance(node, cst.Attribute):
+            self._read_chunks()
             return self.attributes.get(node.attr.value)
         if isinstance(node, cst.Subscript):
             kind = self.kind(node.value)

@@ -234,6 +234,12 @@ class Distributed(Pass):
         self.ignored: Set[cst.CSTNode] = set()  # literals reported by their parent
         self.ddp_args: Set[cst.CSTNode] = set()
         self.counts: Set[cst.CSTNode] = set()  # device_count() calls that set nprocs
+        spawn_names = [
+            local for local, target in context.facts.imports.items() if target in SPAWN
+        ]
+        self._spawn_words = re.compile(
+            "|".join([self.CONTEXT.pattern, *map(re.escape, spawn_names)])
+        )
         # `X` of an `import torch.distributed as X`
         forms = context.facts.import_forms.items()
         self.dist_alias = next(
@@ -246,7 +252,9 @@ class Distributed(Pass):
         )
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._find_spawn_counts(node)
+        # The scan walks the whole chunk: only where the chunk can call spawn.
+        if self._spawn_words.search(self.context.chunk_text):
+            self._find_spawn_counts(node)
 
     # -- what to emit -----------------------------------------------------------
     def _default_backend(self) -> cst.BaseExpression:

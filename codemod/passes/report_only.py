@@ -439,11 +439,11 @@ class ReportOnly(ImportSites, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("report_only")
     # A CUDA-only statement is guarded unless it already is: the pass sees the whole
-    # top-level statement around it, `if DEVICE.type == "cuda":` included.
+    # function around it, `if DEVICE.type == "cuda":` included.
     # Each name as its last part, or its last two where that part is a common word
     # (`nvtx.mark`, `profiler.start`, not every `start`); an imported alias of one
     # (`from torch.cuda.nvtx import mark`) is matched spelled out (transform).
-    CONTEXT = re.compile(
+    FUNCTION_CONTEXT = re.compile(
         r"from\s+torch\.cuda\b|"
         + "|".join(
             re.escape(_distinctive(n))

@@ -133,6 +133,8 @@ class TensorTypes(Pass):
 
     # -- classification, top-down ---------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        # Seen before its callee is: `_is_called` knows it when the callee is left.
+        self.callees.add(node.func)
         args = node.args
         if not args or args[0].keyword is not None or args[0].star:
             return
@@ -173,16 +175,11 @@ class TensorTypes(Pass):
     def _is_called(self, node: cst.CSTNode) -> bool:
         return node in self.callees
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.callees = {
-            n.func
-            for n in _calls(node)
-            if isinstance(n.func, (cst.Attribute, cst.Name))
-        }
-
     # -- rewriting, bottom-up -------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
-        if original_node.func in self.callees and self._dtype(original_node.func):
+        if isinstance(original_node.func, (cst.Attribute, cst.Name)) and self._dtype(
+            original_node.func
+        ):
             return self._constructor(original_node, updated_node)
         args = original_node.args
         if (
@@ -270,12 +267,3 @@ class TensorTypes(Pass):
             z=x.deep_clone(),
         )
         return test.with_changes(lpar=[], rpar=[]) if original in self.bare else test
-
-
-def _calls(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            yield current
-        stack.extend(current.children)
