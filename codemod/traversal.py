@@ -16,7 +16,9 @@ import re
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+from libcst._position import CodeRange
+from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from codemod.passes.base import Pass
 
@@ -35,11 +37,15 @@ class Together(cst.CSTTransformer):
     """
 
     def __init__(
-        self, passes: Sequence[Pass], outside: Set[cst.CSTNode] = frozenset()
+        self,
+        passes: Sequence[Pass],
+        outside: Set[cst.CSTNode] = frozenset(),
+        metadata: Optional["LazyMetadata"] = None,
     ) -> None:
         super().__init__()
         self.passes = passes
         self.outside = outside
+        self.metadata = metadata  # told where the traversal is
         self.skipping: Dict[int, cst.CSTNode] = {}  # pass index -> node it skips under
         # Attribute hooks (visit_FunctionDef_body, ...) cost a third of the traversal:
         # call them only for passes that define some.
@@ -51,6 +57,8 @@ class Together(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if node in self.outside:
             return False
+        if self.metadata is not None:
+            self.metadata.enter(node)
         for i, p in enumerate(self.passes):
             if i in self.skipping:
                 continue
@@ -94,11 +102,19 @@ def _has_attribute_hooks(cls: type) -> bool:
 class LazyMetadata:
     """The metadata mapping a pass sees, each provider resolved on first use: most
     chunks (a comment that mentions CUDA) never report anything, and only a few
-    passes ask for more than positions."""
+    passes ask for more than positions. Positions are found statement by statement
+    (``StatementPositions``) when the chunk's statements pair with ``ast``'s."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(
+        self, module: cst.Module, statements: Sequence[ast.stmt] = (), offset: int = 0
+    ) -> None:
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.resolved: Dict[type, object] = {}
+        first_lines = _first_lines(module, statements, offset)
+        if first_lines is not None:
+            self.resolved[PositionProvider] = StatementPositions(
+                module, first_lines, self.wrapper
+            )
 
     def __contains__(self, provider) -> bool:
         return True
@@ -107,6 +123,77 @@ class LazyMetadata:
         if provider not in self.resolved:
             self.resolved[provider] = self.wrapper.resolve(provider)
         return self.resolved[provider]
+
+    def enter(self, node: cst.CSTNode) -> None:
+        """The traversal is at ``node``: positions asked for next are likely in it."""
+        positions = self.resolved.get(PositionProvider)
+        if isinstance(positions, StatementPositions):
+            positions.enter(node)
+
+
+class StatementPositions:
+    """libcst's ``PositionProvider`` mapping, computed for one top-level statement of
+    the chunk at a time (the one the traversal is in) instead of for the whole chunk:
+    a report in a 1,000-line function costs the statement it is in. Each statement's
+    first line comes from ``ast``, less the comment and blank lines libcst puts
+    before it; anything else falls back to the whole chunk."""
+
+    def __init__(self, module: cst.Module, first_lines, wrapper) -> None:
+        self.module = module
+        self.first_lines: Dict[cst.CSTNode, int] = first_lines
+        self.wrapper = wrapper
+        self._computed: Dict[cst.CSTNode, CodeRange] = {}  # written by libcst
+        self.done: Set[cst.CSTNode] = set()
+        self.current: Optional[cst.CSTNode] = None
+
+    def enter(self, node: cst.CSTNode) -> None:
+        if node in self.first_lines:
+            self.current = node
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        if node not in self._computed and self.current is not None:
+            self._compute(self.current)
+        if node not in self._computed:
+            for statement in self.module.body:
+                self._compute(statement)
+        if node not in self._computed:  # the module itself, say
+            return self.wrapper.resolve(PositionProvider)[node]
+        return self._computed[node]
+
+    def _compute(self, statement: cst.CSTNode) -> None:
+        if statement in self.done:
+            return
+        self.done.add(statement)
+        line = self.first_lines[statement] - len(statement.leading_lines)
+        decorators = getattr(statement, "decorators", ())
+        if decorators:
+            line -= len(decorators[0].leading_lines)
+        state = PositionProvidingCodegenState(
+            default_indent=self.module.default_indent,
+            default_newline=self.module.default_newline,
+            provider=self,  # type: ignore[arg-type]
+            line=line,
+        )
+        statement._codegen(state)
+
+
+def _first_lines(
+    module: cst.Module, statements: Sequence[ast.stmt], offset: int
+) -> Optional[Dict[cst.CSTNode, int]]:
+    """Each top-level statement of ``module`` -> its first line in the chunk (its
+    ``ast`` counterparts' first line less ``offset``); None when they do not pair."""
+    if not statements or len(module.body) == 0:
+        return None
+    found: Dict[cst.CSTNode, int] = {}
+    flat_tops = {id(s) for s in statements}
+    for node, group in _pairs(module, statements):
+        if node is None:
+            return None
+        if id(group[0]) in flat_tops:
+            found[node] = min(_first(s) for s in group) - offset
+    if set(found) != set(module.body):
+        return None
+    return found
 
 
 # -- which statements hold no hit ------------------------------------------------------

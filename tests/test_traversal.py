@@ -129,3 +129,47 @@ def test_a_statement_rewritten_into_a_guard_is_checked_alone(monkeypatch):
     out = transform.rewrite_source(source, Options())
     assert "torch.accelerator.empty_cache()" in out.code
     assert max(len(code.splitlines()) for code in checked) <= 2, checked
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_statement_positions_are_libcsts_positions(newline):
+    import ast
+
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from codemod.traversal import LazyMetadata, StatementPositions
+
+    source = newline.join(
+        [
+            "# leading comment",
+            "",
+            "import torch; x = 1",
+            "",
+            "# about f",
+            "@decorator  # trailing",
+            "# between decorators",
+            "@other(",
+            "    'cuda',",
+            ")",
+            "def f(a,",
+            "\tb):",
+            "\tif a:  # tab-indented body",
+            "\t\treturn torch.cuda.is_available()",
+            "\telse:",
+            '\t\treturn f"{b!r:>3}"',
+            "",
+            "",
+            "class C:",
+            '    """Doc."""',
+            "    y = [1,",
+            "         2]",
+            "",
+        ]
+    )
+    module = cst.parse_module(source)
+    metadata = LazyMetadata(module, ast.parse(source).body, 0)
+    positions = metadata[PositionProvider]
+    assert isinstance(positions, StatementPositions)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    for node in reversed(list(expected)):  # asked out of order: statement by statement
+        assert positions[node] == expected[node], type(node).__name__
