@@ -148,7 +148,7 @@ def rewrite_source(
         context.chunk_text = text
         used_device = context.needs_device
         context.needs_device = False
-        skipped = outside(module, chunk.statements, hits)
+        skipped = outside(module, chunk.statements, hits, lines)
         last: List[Together] = []  # the traversal whose result is kept
 
         def traverse(

@@ -198,7 +198,10 @@ def _first_lines(
 
 # -- which statements hold no hit ------------------------------------------------------
 def outside(
-    module: cst.Module, statements: Sequence[ast.stmt], hits: Set[int]
+    module: cst.Module,
+    statements: Sequence[ast.stmt],
+    hits: Set[int],
+    lines: Sequence[str] = (),
 ) -> Set[cst.CSTNode]:
     """The statements of ``module`` whose lines hold no line of ``hits``.
 
@@ -211,7 +214,7 @@ def outside(
     pairs = list(_pairs(module, statements))
     if any(node is None for node, _ in pairs):
         return set()  # the trees disagree: visit everything
-    guards = [_span(group[0]) for _, group in pairs if _is_guard(group, hits)]
+    guards = [_span(group[0]) for _, group in pairs if _is_guard(group, hits, lines)]
     skipped: Set[cst.CSTNode] = set()
     for node, group in pairs:
         first, last = min(_first(s) for s in group), max(_last(s) for s in group)
@@ -242,14 +245,24 @@ def statement_ids(module: cst.Module) -> Set[int]:
     return {id(node) for node, _ in _cst_order(module.body) if node is not None}
 
 
-def _is_guard(group: Sequence[ast.stmt], hits: Set[int]) -> bool:
-    """An ``if``/``while`` with a hit in its own lines, not in its bodies'."""
+# What a guard's own lines say: a CUDA or availability test (`if args.cuda:`,
+# `if torch.cuda.is_available():`), not just any hit (`if args.no_autocast:`).
+_GUARD_TEST = re.compile(r"cuda|is_available")
+
+
+def _is_guard(
+    group: Sequence[ast.stmt], hits: Set[int], lines: Sequence[str] = ()
+) -> bool:
+    """An ``if``/``while`` with a hit in its own lines, not in its bodies', that
+    tests CUDA or availability (every hit counts when ``lines`` is not given)."""
     if len(group) != 1 or not isinstance(group[0], (ast.If, ast.While)):
         return False
     first, last = _span(group[0])
     nested = [_span(s) for body in _ast_bodies(group[0]) for s in body]
     return any(
-        first <= line <= last and not any(a <= line <= b for a, b in nested)
+        first <= line <= last
+        and not any(a <= line <= b for a, b in nested)
+        and (not lines or _GUARD_TEST.search(lines[line - 1]))
         for line in hits
     )
 
@@ -309,20 +322,21 @@ def _cst_order(
 
 
 def _cst_nested(node: cst.CSTNode) -> Iterator[Tuple[Optional[cst.CSTNode], int]]:
+    # In ``ast``'s order: the body (handlers, cases), then ``else``, then ``finally``.
     blocks = [node.body] if hasattr(node, "body") else []  # not Match
     blocks += [h.body for h in getattr(node, "handlers", ())]
     blocks += [c.body for c in getattr(node, "cases", ())]
+    for block in blocks:
+        yield from _cst_order(block.body)
     orelse = getattr(node, "orelse", None)
     if isinstance(orelse, cst.If):  # elif: an If of its own in both trees
         yield orelse, 1
         yield from _cst_nested(orelse)
     elif orelse is not None:
-        blocks.append(orelse.body)
+        yield from _cst_order(orelse.body.body)
     finalbody = getattr(node, "finalbody", None)
     if finalbody is not None:
-        blocks.append(finalbody.body)
-    for block in blocks:
-        yield from _cst_order(block.body)
+        yield from _cst_order(finalbody.body.body)
 
 
 # libcst's compound statements with the ast types they stand for.

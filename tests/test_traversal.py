@@ -55,6 +55,38 @@ def test_statements_without_hits_are_not_visited():
     assert not any(n.startswith("value_") for n in names)
 
 
+def test_if_elif_chains_do_not_stop_the_skipping():
+    chain = (
+        "    if mode == 1:\n"
+        "        picked = one\n"
+        "    elif mode == 2:\n"
+        "        picked = two\n"
+        "    else:\n"
+        "        picked = three\n"
+    )
+    names = visited(long_function('def main(device="cuda"):', chain))
+    assert "device" in names
+    assert not {"picked", "one", "two", "value_200"} & set(names)
+
+
+class SeesNamesOfAmp(SeesNames):
+    TRIGGER = re.compile("cuda|autocast")
+
+
+def test_an_autocast_flag_is_not_a_guard():
+    source = long_function(
+        "def main(args):",
+        "    if args.no_autocast:\n        quiet = value_1\n",
+    )
+    SeesNames.seen = []
+    transform.rewrite_source(source, Options(), passes=(SeesNamesOfAmp,))
+    assert "no_autocast" in SeesNames.seen and "quiet" not in SeesNames.seen
+    SeesNames.seen = []
+    source = source.replace("args.no_autocast", "args.cuda")
+    transform.rewrite_source(source, Options(), passes=(SeesNamesOfAmp,))
+    assert "quiet" in SeesNames.seen  # a CUDA test is judged with its body
+
+
 def test_a_statement_with_a_hit_is_visited_whole():
     names = visited(
         long_function("def main(x):", "    y = value_3.cuda(non_blocking=True)\n")
