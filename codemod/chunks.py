@@ -162,7 +162,7 @@ def _select(
                 indent = line[: len(line) - len(line.lstrip(" \t"))]
                 chunks.append(Chunk(span[0], span[1], indent, enclosing, list(members)))
                 run = True
-            if top is not None and any(map(_early_exit, members)):
+            if top is not None and any(_early_exit(m, lines) for m in members):
                 # What an early exit guards is the rest of its block: in view.
                 for _, rest in groups[index + 1 :]:
                     chunks[-1].statements.extend(rest)
@@ -204,17 +204,22 @@ def _nested_functions(stmt: ast.stmt) -> List[ast.stmt]:
     return found
 
 
-def _early_exit(stmt: ast.stmt) -> bool:
-    """``assert ...`` or an ``if`` without ``else`` whose body leaves (returns,
-    raises, breaks, continues, or ends in a call such as ``sys.exit()``)."""
-    if isinstance(stmt, ast.Assert):
-        return True
-    if not isinstance(stmt, ast.If) or stmt.orelse:
+def _early_exit(stmt: ast.stmt, lines: Sequence[str]) -> bool:
+    """An availability check that ends its block early: ``assert`` or an ``if``
+    without ``else`` whose body leaves (returns, raises, breaks, continues, or ends
+    in a call such as ``sys.exit()``), testing ``is_available``."""
+    if isinstance(stmt, ast.If) and not stmt.orelse:
+        last = stmt.body[-1]
+        leaves = isinstance(last, (ast.Return, ast.Raise, ast.Break, ast.Continue))
+        if not leaves and not (
+            isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+        ):
+            return False
+    elif not isinstance(stmt, ast.Assert):
         return False
-    last = stmt.body[-1]
-    return isinstance(last, (ast.Return, ast.Raise, ast.Break, ast.Continue)) or (
-        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
-    )
+    test = stmt.test
+    text = "".join(lines[test.lineno - 1 : (test.end_lineno or test.lineno)])
+    return "is_available" in text
 
 
 def _between_statements(
