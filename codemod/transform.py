@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Pattern, Sequence, Set, Tuple, Type
@@ -59,22 +61,32 @@ class Rewrite:
         return self.code != self.source
 
 
-def _hit_lines(lines: Sequence[str], passes: Sequence[Type[Pass]], facts: ModuleFacts):
+def _hit_lines(
+    source: str,
+    lines: Sequence[str],
+    passes: Sequence[Type[Pass]],
+    facts: ModuleFacts,
+) -> Set[int]:
     """Lines that can hold a site: a pass trigger, or a name imported from an API a
     pass cares about (``from torch.cuda.amp import GradScaler``, then ``GradScaler()``).
+
+    Each pattern scans the whole text once (one alternation of them all, or a scan
+    line by line, defeats the regex engine's skipping ahead to a first character).
     """
-    words = [p.TRIGGER.pattern for p in passes]
-    words += [p.HITS.pattern for p in passes if p.HITS is not None]
+    patterns = {p.TRIGGER for p in passes}
+    patterns.update(filter(None, (p.hits_in(source) for p in passes)))
     aliases = [
         re.escape(local)
         for local, target in facts.imports.items()
         if any(p.TRIGGER.search(target) for p in passes)
     ]
     if aliases:
-        words.append(r"\b(?:%s)\b" % "|".join(aliases))
-    pattern = re.compile("|".join(f"(?:{w})" for w in words))
+        patterns.add(re.compile(r"\b(?:%s)\b" % "|".join(aliases)))
+    ends = list(itertools.accumulate(map(len, lines)))  # offset past each line
     return {
-        number for number, line in enumerate(lines, start=1) if pattern.search(line)
+        bisect.bisect_right(ends, match.start()) + 1
+        for pattern in patterns
+        for match in pattern.finditer(source)
     }
 
 
@@ -134,7 +146,7 @@ def rewrite_source(
     binding.plan_binding(tree, facts, context, reuse_device)
     whole = _context_lines(lines, [p.CONTEXT for p in active], facts)
     function = _context_lines(lines, [p.FUNCTION_CONTEXT for p in active], facts)
-    hits = _hit_lines(lines, active, facts) | whole | function
+    hits = _hit_lines(source, lines, active, facts) | whole | function
     found = chunks.select(tree, hits, lines, whole, function)
     instances = [p(context) for p in active]
     outputs: Dict[Tuple[int, int], List[str]] = {}

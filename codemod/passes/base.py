@@ -228,6 +228,11 @@ class Pass(cst.CSTTransformer):
         self.context = context
         self.changed = False
 
+    @classmethod
+    def hits_in(cls, source: str) -> Optional[Pattern[str]]:
+        """``HITS`` for this file (a pass may need them only in some files)."""
+        return cls.HITS
+
     # -- names ----------------------------------------------------------------
     def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
         """``th.cuda.synchronize`` -> ``torch.cuda.synchronize``, resolved through the

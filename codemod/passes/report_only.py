@@ -435,6 +435,9 @@ def _distinctive(name: str) -> str:
     return ".".join(parts[-2:])
 
 
+_STAR_IMPORT = re.compile(r"from\s+torch\.cuda[\w.]*\s+import\s+\*")
+
+
 class ReportOnly(ImportSites, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("report_only")
@@ -451,6 +454,11 @@ class ReportOnly(ImportSites, Pass):
         )
     )
     HITS = STAR_CALLS
+
+    @classmethod
+    def hits_in(cls, source: str):
+        # The bare names of torch.cuda are sites only after a star import of it.
+        return cls.HITS if _STAR_IMPORT.search(source) else None
 
     def __init__(self, context) -> None:
         super().__init__(context)
