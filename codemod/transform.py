@@ -98,6 +98,7 @@ def rewrite_source(
     lines = split_lines(source)
     facts = ModuleFacts.of(tree, source)
     context = FileContext(options, source, facts)
+    context.indent_unit = chunks.indent_unit(tree, lines)
     binding.plan_binding(tree, facts, context, reuse_device)
     context_words = [p.CONTEXT.pattern for p in active if p.CONTEXT is not None]
     whole = set()
@@ -174,7 +175,9 @@ def rewrite_source(
         for piece, old, new in pieces:
             span = (piece.start, piece.end)
             original = lines[piece.start - 1 : piece.end]
-            outputs[span] = chunks.splice(original, old, new, piece.indent)
+            outputs[span] = chunks.splice(
+                original, old, new, piece.indent, context.indent_unit
+            )
             local_maps[span] = line_map(old, new)
     if reuse_device and not binding.bound_before_uses(tree, context, device_uses):
         return rewrite_source(
