@@ -103,7 +103,7 @@ def select(
 ) -> List[Chunk]:
     """The chunks covering every line in ``hits``, in file order; a line in
     ``whole`` makes its whole top-level statement one chunk."""
-    return _select(tree.body, set(hits) | set(whole), lines, whole, None, join=True)
+    return _select(tree.body, set(hits) | set(whole), lines, whole, None)
 
 
 def narrow(chunk: Chunk, changed: Set[int], lines: Sequence[str]) -> List[Chunk]:
@@ -111,7 +111,7 @@ def narrow(chunk: Chunk, changed: Set[int], lines: Sequence[str]) -> List[Chunk]
     rewrite is checked, formatted and spliced statement by statement, not as the
     whole function whose header put it in one chunk. Empty when some line of
     ``changed`` is in none of them."""
-    found = _select(chunk.statements, changed, lines, frozenset(), chunk.top, False)
+    found = _select(chunk.statements, changed, lines, frozenset(), chunk.top)
     covered = {line for c in found for line in range(c.start, c.end + 1)}
     return found if changed <= covered else []
 
@@ -122,25 +122,13 @@ def _select(
     lines: Sequence[str],
     whole: Set[int],
     top: Optional[Span],
-    join: bool,
 ) -> List[Chunk]:
     chunks: List[Chunk] = []
 
     def walk(body: Sequence[ast.stmt], top: Optional[Span]) -> None:
-        last: Optional[Chunk] = None  # the chunk of the group just before, if any
         for span, members in _groups(body):
             here = {line for line in hits if span[0] <= line <= span[1]}
-            previous, last = last, None
             if not here:
-                continue
-            if join and previous is not None and _joinable(previous, span, members):
-                # Calls on consecutive lines: one chunk, so that the guards they
-                # may get share one `if` (see CudaRuntime._merged).
-                previous.end = span[1]
-                previous.statements.extend(members)
-                if top is None:
-                    previous.top = (previous.top[0], span[1])
-                last = previous
                 continue
             enclosing = top or span
             bodies = _bodies(members[0], lines) if len(members) == 1 else []
@@ -153,19 +141,11 @@ def _select(
                 continue
             line = lines[span[0] - 1]
             indent = line[: len(line) - len(line.lstrip(" \t"))]
-            last = Chunk(span[0], span[1], indent, enclosing, list(members))
-            chunks.append(last)
+            chunks.append(Chunk(span[0], span[1], indent, enclosing, members))
 
     walk(body, top)
     chunks.sort(key=lambda c: c.start)
     return chunks
-
-
-def _joinable(previous: Chunk, span: Span, members: Sequence[ast.stmt]) -> bool:
-    """Expression statements on the lines right after a chunk of them."""
-    return span[0] == previous.end + 1 and all(
-        isinstance(stmt, ast.Expr) for stmt in [*previous.statements, *members]
-    )
 
 
 def top_level(tree: ast.Module, span: Span) -> Chunk:
