@@ -42,8 +42,6 @@ BINDING_2_6 = (
 # CPU fallback, exact on CUDA. Raising the target later makes it portable (TP103).
 BINDING_CUDA = ('{torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',)
 
-LINE_LENGTH = 88  # black's default
-
 
 def _binding_parts(torch_name: str, target: TorchVersion) -> List[str]:
     if target >= (2, 7):
@@ -60,20 +58,38 @@ def binding_value(context: FileContext) -> str:
     return " ".join(_binding_parts(context.torch_name, context.options.target_torch))
 
 
+def _width(line: str) -> int:
+    return len(line.expandtabs(4))  # a tab counts as one indentation step
+
+
+def _has_arguments(call: str) -> bool:
+    return not call.endswith("()")
+
+
 def binding_statement(
     context: FileContext, newline: str = "\n", comment: str = "", indent: str = ""
 ) -> str:
-    """The binding as torchport writes it, laid out as black would at ``indent``:
-    parenthesized, one operand a line when the value does not fit on one."""
+    """The binding as torchport writes it, laid out as black would at ``indent``
+    within the project's line length, whether or not black runs: parenthesized, one
+    operand a line when the value does not fit on one; indented with the file's
+    indentation step."""
     parts = _binding_parts(context.torch_name, context.options.target_torch)
+    limit = context.options.line_length
     tail = f"  {comment}" if comment else ""
     head = f"{indent}{context.device_name} = "
     value = binding_value(context)
-    if len(head) + len(value) <= LINE_LENGTH:
+    if _width(head + value) <= limit:
         return f"{head}{value}{tail}{newline}"
-    inner = indent + "    "
-    if len(inner) + len(value) <= LINE_LENGTH:
+    inner = indent + context.indent_unit
+    if _width(inner + value) <= limit:
         parts = [value]
+    elif _has_arguments(parts[0]) and any(_width(inner + p) > limit for p in parts):
+        # Narrower still: black splits the first call's arguments instead.
+        first, rest = parts[0], " ".join(parts[1:])
+        opened = first.index("(") + 1
+        arguments = f"{inner}{first[opened:-1]}{newline}"
+        closing = f"{indent}) {rest}" if rest else f"{indent})"
+        return f"{head}{first[:opened]}{newline}{arguments}{closing}{tail}{newline}"
     body = "".join(f"{inner}{part}{newline}" for part in parts)
     return f"{head}({newline}{body}{indent}){tail}{newline}"
 

@@ -11,6 +11,8 @@ the way back; lines the rewrite did not change are copied from the original.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Set, Tuple
 
@@ -245,10 +247,69 @@ def _span_range(stmt: ast.stmt) -> Tuple[int, int]:
     return first, last + 1
 
 
-def splice(original: Sequence[str], old: str, new: str, indent: str) -> List[str]:
+BLACK_INDENT = "    "  # black's indentation step, and libcst's for a new block
+
+
+def indent_unit(tree: ast.Module, lines: Sequence[str]) -> str:
+    """The file's indentation step: what its first block written on lines of its
+    own adds to its header's indentation (black's four spaces when none says)."""
+    for stmt in ast.walk(tree):
+        body = getattr(stmt, "body", None)
+        if not isinstance(stmt, ast.stmt) or not isinstance(body, list) or not body:
+            continue
+        if body[0].lineno == stmt.lineno:  # `if x: y`
+            continue
+        header, first = lines[stmt.lineno - 1], lines[body[0].lineno - 1]
+        outer = header[: len(header) - len(header.lstrip(" \t"))]
+        inner = first[: len(first) - len(first.lstrip(" \t"))]
+        if inner.startswith(outer) and len(inner) > len(outer):
+            return inner[len(outer) :]
+    return BLACK_INDENT
+
+
+def _code_lines(text: str) -> Optional[Set[int]]:
+    """0-based lines of ``text`` that start with code (not inside a string), or None
+    when ``text`` does not tokenize."""
+    starts: Set[int] = set()
+    skip = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    skip.add(getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING))
+    skip.discard(tokenize.STRING)
+    lines = split_lines(text)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            row, col = token.start
+            if token.type in skip or row > len(lines):
+                continue
+            line = lines[row - 1]
+            if col == len(line) - len(line.lstrip(" \t")):
+                starts.add(row - 1)
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return starts
+
+
+def _in_file_unit(line: str, unit: str) -> str:
+    """``line`` with each of black's indentation steps at its start written as ``unit``."""
+    body = line.lstrip(" \t")
+    leading = line[: len(line) - len(body)]
+    return leading.replace(BLACK_INDENT, unit) + body
+
+
+def splice(
+    original: Sequence[str],
+    old: str,
+    new: str,
+    indent: str,
+    unit: str = BLACK_INDENT,
+) -> List[str]:
     """The chunk's new lines: unchanged lines byte for byte from ``original``, changed
-    and added ones re-indented."""
+    and added ones re-indented.
+
+    In a tab-indented file (``unit``), the indentation black and libcst write in
+    spaces becomes tabs; lines inside strings keep theirs.
+    """
     a, b = split_lines(old), split_lines(new)
+    code = _code_lines(new) if unit == "\t" else None
     out: List[str] = []
     for tag, i1, i2, j1, j2 in opcodes(a, b):
         if tag == "equal":
@@ -261,5 +322,7 @@ def splice(original: Sequence[str], old: str, new: str, indent: str) -> List[str
                     # A blank line black tidied (trailing spaces): keep the original.
                     out.append(original[old_index])
                     continue
+            if code is not None and j1 + offset in code:
+                line = _in_file_unit(line, unit)
             out.append(indent + line if line.strip() else line)
     return out

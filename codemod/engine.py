@@ -345,14 +345,13 @@ def _process_source(
     from codemod.formatting import BlackConfigError
 
     try:
-        mode = None
-        if job.format:
-            from codemod.formatting import black_mode
+        from codemod.formatting import black_mode, project_line_length
 
-            mode = black_mode(path)
+        mode = black_mode(path) if job.format else None
+        options = replace(job.options, line_length=project_line_length(path, mode))
         rewrite = rewrite_source(
             source,
-            job.options,
+            options,
             format_mode=mode,
             positions="output" if job.mode == WRITE else "input",
         )

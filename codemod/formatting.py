@@ -120,6 +120,20 @@ def black_mode(path: Optional[Path]):
     return _black_mode_of(config_path)
 
 
+def project_line_length(path: Optional[Path], mode=None) -> int:
+    """The line length of the project ``path`` is in: ``mode``'s when black runs,
+    else ``[tool.black]``'s (black's default when it has none, or a bad one): the
+    lines torchport lays out itself (the device binding) keep to it either way."""
+    if mode is not None:
+        return mode.line_length
+    try:
+        return black_mode(path).line_length
+    except BlackConfigError:
+        import black
+
+        return black.DEFAULT_LINE_LENGTH
+
+
 @functools.lru_cache(maxsize=None)
 def _black_mode_of(config_path: Path):
     import black

@@ -24,3 +24,6 @@ class Options:
     unsafe_fixes: bool = False
     selection: Selection = field(default_factory=Selection)
     device_import: Optional[str] = None  # e.g. "from myproj.runtime import DEVICE"
+    # The project's line length ([tool.black]), also for what torchport lays out
+    # itself when black does not run (the device binding).
+    line_length: int = 88

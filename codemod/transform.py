@@ -143,6 +143,7 @@ def rewrite_source(
     lines = split_lines(source)
     facts = ModuleFacts.of(tree, source)
     context = FileContext(options, source, facts)
+    context.indent_unit = chunks.indent_unit(tree, lines)
     binding.plan_binding(tree, facts, context, reuse_device)
     whole = _context_lines(lines, [p.CONTEXT for p in active], facts)
     function = _context_lines(lines, [p.FUNCTION_CONTEXT for p in active], facts)
@@ -218,7 +219,9 @@ def rewrite_source(
         for piece, old, new in pieces:
             span = (piece.start, piece.end)
             original = lines[piece.start - 1 : piece.end]
-            outputs[span] = chunks.splice(original, old, new, piece.indent)
+            outputs[span] = chunks.splice(
+                original, old, new, piece.indent, context.indent_unit
+            )
             local_maps[span] = line_map(old, new)
     if reuse_device and not binding.bound_before_uses(tree, context, device_uses):
         return rewrite_source(

@@ -144,6 +144,7 @@ class FileContext:
             Tuple[Optional[int], str, Optional[str], Optional[str]]
         ] = []
         self.binding_line = 0  # where the module's binding is assigned, if it has one
+        self.indent_unit = "    "  # the file's indentation step (chunks.indent_unit)
 
     def claim(self, node: cst.CSTNode) -> None:
         """Keep the other passes off ``node`` and everything inside it."""

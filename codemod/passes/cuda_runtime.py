@@ -22,6 +22,8 @@ Every choice below was checked on CPU PyTorch 2.13:
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -519,6 +521,55 @@ def _guard(quote: str = '"') -> str:
     return CPU.replace('"', quote)
 
 
+# Operators after which a guard covers the whole figure (memory in MiB, say).
+_SCALING = {cst.Divide: ast.Div, cst.FloorDivide: ast.FloorDiv}
+_ARITHMETIC = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
+}
+
+
+def _number(node: ast.AST) -> Union[int, float, None]:
+    """The value of an arithmetic expression of number literals (``2**20``,
+    ``1024 * 1024``, ``1e9``), or None."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _number(node.operand)
+        return None if value is None else -value
+    if not isinstance(node, ast.BinOp) or type(node.op) not in _ARITHMETIC:
+        return None
+    left, right = _number(node.left), _number(node.right)
+    if left is None or right is None:
+        return None
+    if isinstance(node.op, ast.Pow) and not (abs(left) <= 2**16 and 0 <= right <= 64):
+        return None  # keep the arithmetic small
+    try:
+        return _ARITHMETIC[type(node.op)](left, right)
+    except (ArithmeticError, ValueError):
+        return None
+
+
+def _scaled_cpu_value(cpu: cst.BaseExpression, op, divisor) -> Optional[str]:
+    """``cpu op divisor`` as a literal (``0 / 2**20`` is ``0.0``), when both are
+    number literals; None otherwise."""
+    try:
+        expression = ast.parse(
+            f"({_code(cpu)}) OP ({_code(divisor)})".replace(
+                "OP", "/" if _SCALING[type(op)] is ast.Div else "//"
+            ),
+            mode="eval",
+        )
+    except SyntaxError:
+        return None
+    value = _number(expression.body)
+    return None if value is None or value != value else repr(value)
+
+
 class CudaRuntime(Pass):
     RULES = RULES
     # elapsed_time: timing lines rarely say "cuda" themselves.
@@ -770,6 +821,27 @@ class CudaRuntime(Pass):
 
     def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp):
         return self._decide_test(original_node, updated_node)
+
+    def leave_BinaryOperation(self, original_node, updated_node):
+        """``(call if guard else 0) / 2**20`` becomes ``call / 2**20 if guard else
+        0.0``: the guard covers the whole figure, so black never wraps the division
+        onto a line of its own. The CPU value is the one the division gave."""
+        left = updated_node.left
+        if left not in self.statements or type(updated_node.operator) not in _SCALING:
+            return updated_node
+        cpu = _scaled_cpu_value(left.orelse, updated_node.operator, updated_node.right)
+        if cpu is None:
+            return updated_node
+        body = updated_node.with_changes(left=left.body, lpar=[], rpar=[])
+        hoisted = left.with_changes(body=body, orelse=cst.parse_expression(cpu))
+        if updated_node.lpar:
+            hoisted = hoisted.with_changes(
+                lpar=updated_node.lpar, rpar=updated_node.rpar
+            )
+        elif original_node in self.bare:
+            hoisted = hoisted.with_changes(lpar=[], rpar=[])
+        self.statements[hoisted] = self.statements[left]
+        return hoisted
 
     def _note_fallback(self, node: Union[cst.If, cst.IfExp]) -> None:
         """Keep a fallback check as written: its "cuda" is what the user asked for
