@@ -253,6 +253,15 @@ RUNTIME: List[Row] = [
         Row((f"torch.cuda.{name}Tensor",), "TP313", "tensor_types", shape="tensor")
         for name in TENSOR_TYPES
     ),
+    # A statement of its own: kept for CUDA behind `if DEVICE.type == "cuda":`, with
+    # `set_default_dtype` and `set_default_device(DEVICE)` (torch 2.0) elsewhere.
+    Row(
+        ("torch.set_default_tensor_type(torch.cuda.<T>Tensor)",),
+        "TP313",
+        "tensor_types",
+        kind="form",
+        shape="default_type",
+    ),
     _runtime("get_device_name", "TP314", _MOD + "get_device_name", '"cpu"'),
     *_no_portable_form(
         ALLOCATOR,

@@ -334,3 +334,16 @@ def is_binding_type(node: cst.CSTNode, device_name: str) -> bool:
         and node.value.value == device_name
         and node.attr.value == "type"
     )
+
+
+def is_cuda_test(test: cst.BaseExpression, device_name: str) -> bool:
+    """``DEVICE.type == "cuda"`` of the binding: what follows runs on CUDA only."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    return (
+        isinstance(target.operator, cst.Equal)
+        and is_binding_type(test.left, device_name)
+        and isinstance(target.comparator, cst.SimpleString)
+        and target.comparator.evaluated_value == "cuda"
+    )

@@ -35,6 +35,7 @@ from codemod.passes._helpers import (
     exit_guards,
     fallback_checks,
     guards_cuda_only_code,
+    is_cuda_test,
     is_guard,
 )
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
@@ -881,11 +882,12 @@ class CudaRuntime(Pass):
     def _cuda_only(self, *parts: Optional[cst.CSTNode]) -> bool:
         """Whether rewritten code still needs CUDA: a torch.cuda name (other than
         AMP, which has a portable form), a `.cuda()`, a "cuda" string, a string
-        naming a torch.cuda type, or a CUDA-only library."""
+        naming a torch.cuda type, or a CUDA-only library; what runs only under
+        ``if DEVICE.type == "cuda":`` does not count."""
         for part in parts:
             if part is None:
                 continue
-            for node in walk(part):
+            for node in self._outside_cuda_branches(part):
                 if isinstance(node, cst.SimpleString):
                     value = node.evaluated_value
                     if isinstance(value, str) and (
@@ -905,6 +907,20 @@ class CudaRuntime(Pass):
                     ):
                         return True
         return False
+
+    def _outside_cuda_branches(self, node: cst.CSTNode):
+        """``node`` and what is below it, but for the test and body of each ``if
+        DEVICE.type == "cuda":`` (its ``else`` included)."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            yield current
+            if isinstance(current, cst.If) and is_cuda_test(
+                current.test, self.context.device_name
+            ):
+                stack.extend([current.orelse] if current.orelse else [])
+            else:
+                stack.extend(reversed(current.children))
 
     def _cuda_call(self, original: cst.Call, updated: cst.Call, name: str):
         row = self._row(name)
