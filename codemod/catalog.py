@@ -183,7 +183,8 @@ RUNTIME: List[Row] = [
     ),
     _runtime("device", "TP303", _ACC + "device_index", shape="device_index"),
     _runtime("synchronize", "TP304", _MOD + "synchronize"),
-    _runtime("Stream", "TP305", _MOD + "Stream"),
+    # torch.cpu.Stream takes a priority only: a stream of a device is CPU's no-op one.
+    _runtime("Stream", "TP305", _MOD + "Stream", "{torch}.cpu.Stream()", "stream"),
     _runtime("current_stream", "TP305", _MOD + "current_stream"),
     _runtime("stream", "TP305", _MOD + "stream"),
     _runtime("set_stream", "TP305", _ACC + "set_stream", "None"),

@@ -144,7 +144,9 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="`torch.cuda.Stream()`, `current_stream()`, `default_stream()` and "
-        "`stream(s)` go through `torch.get_device_module(DEVICE)`; `set_stream(s)` "
+        "`stream(s)` go through `torch.get_device_module(DEVICE)` (a `Stream(...)` "
+        'given a device is made behind `DEVICE.type != "cpu"`, `torch.cpu.Stream()` '
+        "on the CPU, whose stream takes no device); `set_stream(s)` "
         'becomes `torch.accelerator.set_stream(s)` behind `DEVICE.type != "cpu"`. '
         "On a stream known by its binding (made by one of these calls, in the same "
         "function, or an attribute always set so), `.synchronize()` and `.query()`, "
@@ -974,6 +976,20 @@ class CudaRuntime(Pass):
             return call
         return self._guarded(original, call, row.cpu)
 
+    def _shape_stream(self, original, updated, row: Row, short: str):
+        """``torch.cuda.Stream(...)`` through the device module; torch.cpu's stream
+        takes a priority only, so a stream given anything else (a device) is made
+        on an accelerator alone, and is torch.cpu's no-op stream on the CPU."""
+        if not self._applied(original, row.code):
+            return updated
+        call = updated.with_changes(func=self.expr(row.portable))
+        if all(
+            a.keyword is not None and a.keyword.value in CPU_STREAM_KEYWORDS
+            for a in updated.args
+        ):
+            return call
+        return self._guarded(original, call, row.cpu)  # type: ignore[arg-type]
+
     def _index_as_device(self, original: cst.Call, updated: cst.Call):
         """A device index used as a device means that device: on CUDA
         ``torch.device("cuda", i)``, exactly what the int selects."""
@@ -1246,6 +1262,8 @@ METHOD_KINDS = {
     for name, row in METHODS.items()
 }
 # torch.cuda calls (after ALIASES) that make an event or a stream.
+# What torch.cpu.Stream(...) takes (checked on torch 2.13: `priority` alone).
+CPU_STREAM_KEYWORDS = {"priority"}
 MAKERS = {
     "torch.cuda.Event": EVENT,
     "torch.cuda.Stream": STREAM,
