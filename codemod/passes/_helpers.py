@@ -19,7 +19,7 @@ widened check, or a "cuda" read as ``DEVICE.type``, would no longer take it).
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -347,3 +347,78 @@ def is_cuda_test(test: cst.BaseExpression, device_name: str) -> bool:
         and isinstance(target.comparator, cst.SimpleString)
         and target.comparator.evaluated_value == "cuda"
     )
+
+
+_CPU_STRING = re.compile("cpu")
+
+
+class AcceleratedBranches:
+    """Mixin for a pass: ``in_accelerated_branch()`` says whether what is being
+    visited runs only where there is an accelerator, so that ``DEVICE.type !=
+    "cpu"`` is already true there and no guard is needed.
+
+    Such a branch is the body of ``if torch.cuda.is_available():`` (or
+    ``torch.accelerator``'s, also as an operand of an ``and``; with CUDA the device
+    binding is an accelerator), of the guard torchport emits, of a test chained with
+    it (``x == DEVICE.type != "cpu"``), or of a flag that selects the "cuda" device
+    (``"cuda" if args.cuda else "cpu"``, seen before: where it is set, the program
+    runs on the accelerator).
+    """
+
+    def __init__(self, context) -> None:
+        super().__init__(context)  # type: ignore[call-arg]
+        self.accelerated: List[bool] = []
+        self.flags: Set[str] = set()
+
+    def in_accelerated_branch(self) -> bool:
+        return any(self.accelerated)
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self.accelerated.append(self.needs_accelerator(node.test))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self.accelerated.pop()
+
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.append(self.needs_accelerator(node.test))
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.pop()
+
+    def note_flag(self, node: cst.IfExp) -> None:
+        """``"cuda" if flag else "cpu"``: ``flag`` selects the accelerator."""
+        if self._device_literal(node.body, _CUDA_STRING) and self._device_literal(
+            node.orelse, _CPU_STRING
+        ):
+            self.flags.add(cst.Module([]).code_for_node(node.test))
+
+    def _device_literal(self, node: cst.BaseExpression, pattern) -> bool:
+        """``"cuda"`` or ``torch.device("cuda")`` (for ``pattern``)."""
+        if (
+            isinstance(node, cst.Call)
+            and self.qualified_name(node.func) == "torch.device"  # type: ignore
+            and len(node.args) == 1
+        ):
+            node = node.args[0].value
+        return isinstance(node, cst.SimpleString) and bool(
+            pattern.fullmatch(str(node.evaluated_value))
+        )
+
+    def needs_accelerator(self, test: cst.BaseExpression) -> bool:
+        device_name = self.context.device_name  # type: ignore[attr-defined]
+        if isinstance(test, cst.BooleanOperation) and isinstance(
+            test.operator, cst.And
+        ):
+            return self.needs_accelerator(test.left) or self.needs_accelerator(
+                test.right
+            )
+        if isinstance(test, cst.Call):
+            name = self.qualified_name(test.func)  # type: ignore[attr-defined]
+            return name in AVAILABILITY and not test.args
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 2:
+            # `x == DEVICE.type != "cpu"`: its last link is the guard.
+            first, last = test.comparisons
+            test = cst.Comparison(first.comparator, [last])
+        return cst.Module([]).code_for_node(test) in self.flags or is_guard(
+            test, device_name
+        )

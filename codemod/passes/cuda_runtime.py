@@ -30,7 +30,7 @@ import libcst as cst
 from codemod import catalog
 from codemod.catalog import Param, Row, under
 from codemod.passes._helpers import (
-    AVAILABILITY,
+    AcceleratedBranches,
     cuda_only_code,
     exit_guards,
     fallback_checks,
@@ -428,7 +428,6 @@ ELSEWHERE = catalog.torch_cuda_elsewhere()
 # Names that keep guarded code CUDA-only (so its `is_available()` guard stays).
 CUDA_ONLY_MODULES = catalog.CUDA_ONLY_LIBRARIES + ("torch.utils.cpp_extension",)
 _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
-_CPU_LITERAL = re.compile("cpu")
 
 
 FALLBACK = (
@@ -522,7 +521,7 @@ def _guard(quote: str = '"') -> str:
     return CPU.replace('"', quote)
 
 
-class CudaRuntime(Pass):
+class CudaRuntime(AcceleratedBranches, Pass):
     RULES = RULES
     # elapsed_time: timing lines rarely say "cuda" themselves.
     TRIGGER = catalog.trigger_of("cuda_runtime")
@@ -545,10 +544,6 @@ class CudaRuntime(Pass):
             {}
         )  # guard IfExp -> call
         self.made: Set[cst.CSTNode] = set()  # the `if` statements emitted for guards
-        # Enclosing branches that run only where there is an accelerator (no guard
-        # needed inside), and the flags that select "cuda" (`"cuda" if use_cuda ...`).
-        self.accelerated: List[bool] = []
-        self.flags: Set[str] = set()
         self.quotes: List[str] = []  # enclosing f-string quotes
         # CUDA events and streams known by their binding (see CudaObjects).
         self.objects = CudaObjects(self.qualified_name, context.facts.bound)
@@ -595,50 +590,9 @@ class CudaRuntime(Pass):
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._note_test(node, node.test)
         self._note_fallback(node)
-        if self._device_literal(node.body, _CUDA_LITERAL) and self._device_literal(
-            node.orelse, _CPU_LITERAL
-        ):
-            self.flags.add(_code(node.test))
+        self.note_flag(node)
         if isinstance(node.body, cst.Call) and attribute_name(node.body) in METHODS:
             self.guarded.add(node.body)
-
-    # A branch taken only with an accelerator: `if torch.cuda.is_available():`, our
-    # own guard, or a flag that selects the "cuda" device (where it is set, the
-    # program runs on the accelerator; on CUDA the guard is true anyway).
-    def visit_If_body(self, node: cst.If) -> None:
-        self.accelerated.append(self._needs_accelerator(node.test))
-
-    def leave_If_body(self, node: cst.If) -> None:
-        self.accelerated.pop()
-
-    def visit_IfExp_body(self, node: cst.IfExp) -> None:
-        self.accelerated.append(self._needs_accelerator(node.test))
-
-    def leave_IfExp_body(self, node: cst.IfExp) -> None:
-        self.accelerated.pop()
-
-    def _device_literal(self, node: cst.BaseExpression, pattern) -> bool:
-        """``"cuda"`` or ``torch.device("cuda")`` (for ``pattern``)."""
-        if (
-            isinstance(node, cst.Call)
-            and self.callee(node) == "torch.device"
-            and len(node.args) == 1
-        ):
-            node = node.args[0].value
-        return isinstance(node, cst.SimpleString) and bool(
-            pattern.fullmatch(str(node.evaluated_value))
-        )
-
-    def _needs_accelerator(self, test: cst.BaseExpression) -> bool:
-        if isinstance(test, cst.BooleanOperation) and isinstance(
-            test.operator, cst.And
-        ):
-            return self._needs_accelerator(test.left) or self._needs_accelerator(
-                test.right
-            )
-        if isinstance(test, cst.Call):
-            return self.callee(test) in AVAILABILITY and not test.args
-        return _code(test) in self.flags or is_guard(test, self.context.device_name)
 
     def _note_test(self, node: cst.CSTNode, test: cst.CSTNode) -> None:
         checks = [
@@ -1021,7 +975,7 @@ class CudaRuntime(Pass):
     def _guarded(self, original, call, cpu: str) -> cst.BaseExpression:
         """``(call if DEVICE.type != "cpu" else cpu)``, parenthesized only if needed;
         the call alone inside a branch that runs only with an accelerator."""
-        if any(self.accelerated):
+        if self.in_accelerated_branch():
             return call
         quote = "'" if self.quotes and '"' in self.quotes[-1] else '"'
         node = self.expr(

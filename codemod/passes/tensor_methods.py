@@ -8,6 +8,7 @@ from typing import Dict, Optional, Set, Tuple
 import libcst as cst
 
 from codemod import catalog
+from codemod.passes._helpers import AcceleratedBranches
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
@@ -124,7 +125,7 @@ def _is_index(value: cst.BaseExpression) -> bool:
     return bool(name and _INDEX_NAME.search(name))
 
 
-class TensorMethods(Pass):
+class TensorMethods(AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("tensor_methods")
 
@@ -238,6 +239,7 @@ class TensorMethods(Pass):
         return None
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.note_flag(node)
         # `x.pin_memory() if <guard> else x` is already guarded (by torchport or by hand).
         if (
             isinstance(node.body, cst.Call)
@@ -340,7 +342,7 @@ class TensorMethods(Pass):
             return updated_node
         if not self.record_and_decide(original_node, "TP202"):
             return updated_node
-        if original_node in self.placements:
+        if original_node in self.placements or self.in_accelerated_branch():
             return self.expr(
                 "{receiver}.device.type == {device}.type",
                 receiver=updated_node.value,
