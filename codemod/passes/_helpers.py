@@ -415,6 +415,10 @@ class AcceleratedBranches:
         if isinstance(test, cst.Call):
             name = self.qualified_name(test.func)  # type: ignore[attr-defined]
             return name in AVAILABILITY and not test.args
+        if test in self.context.accelerator_tests:  # type: ignore[attr-defined]
+            return True  # `x == "cuda"`, about to become `x == DEVICE.type != "cpu"`
+        if is_cuda_test(test, device_name):
+            return True
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 2:
             # `x == DEVICE.type != "cpu"`: its last link is the guard.
             first, last = test.comparisons

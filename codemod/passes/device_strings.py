@@ -414,6 +414,10 @@ class DeviceStrings(AcceleratedBranches, Pass):
                 self.kinds[side] = (Kind.IGNORE, "")
                 if not self._is_cuda_only_test(sides):
                     self.kinds[node] = (Kind.STRING, "TP104")
+                    if isinstance(
+                        target.operator, (cst.Equal, cst.In)
+                    ) and self.would_apply(node, "TP104"):
+                        self.context.accelerator_tests.add(node)
                 return
 
     def _is_cuda_only_test(self, sides) -> bool:
