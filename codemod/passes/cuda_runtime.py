@@ -31,6 +31,7 @@ from codemod import catalog
 from codemod.catalog import Param, Row, under
 from codemod.passes._helpers import (
     AcceleratedBranches,
+    calls_cuda_named,
     cuda_only_code,
     exit_guards,
     fallback_checks,
@@ -75,7 +76,9 @@ RULES = (
         "(`if not torch.cuda.is_available(): return`, `assert "
         "torch.cuda.is_available()`) before such code in its block, and a check "
         'that takes the CPU when "cuda" was asked for and is missing (`if args.device '
-        '== "cuda" and not torch.cuda.is_available():`).',
+        '== "cuda" and not torch.cuda.is_available():`, or plainly `if not '
+        'torch.cuda.is_available(): args.device = "cpu"`). A call to a function of '
+        "the program's own named for CUDA (`dtw_cuda(x)`) counts as CUDA-only code.",
     ),
     Rule(
         "TP302",
@@ -838,11 +841,14 @@ class CudaRuntime(AcceleratedBranches, Pass):
     def _cuda_only(self, *parts: Optional[cst.CSTNode]) -> bool:
         """Whether rewritten code still needs CUDA: a torch.cuda name (other than
         AMP, which has a portable form), a `.cuda()`, a "cuda" string, a string
-        naming a torch.cuda type, or a CUDA-only library; what runs only under
+        naming a torch.cuda type, a CUDA-only library, or a function of the program's
+        named for CUDA (`dtw_cuda(x)`); what runs only under
         ``if DEVICE.type == "cuda":`` does not count."""
         for part in parts:
             if part is None:
                 continue
+            if calls_cuda_named(part, self.qualified_name):
+                return True
             for node in self._outside_cuda_branches(part):
                 if isinstance(node, cst.SimpleString):
                     value = node.evaluated_value
