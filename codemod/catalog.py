@@ -183,7 +183,8 @@ RUNTIME: List[Row] = [
     ),
     _runtime("device", "TP303", _ACC + "device_index", shape="device_index"),
     _runtime("synchronize", "TP304", _MOD + "synchronize"),
-    _runtime("Stream", "TP305", _MOD + "Stream"),
+    # torch.cpu.Stream takes a priority only: a stream of a device is CPU's no-op one.
+    _runtime("Stream", "TP305", _MOD + "Stream", "{torch}.cpu.Stream()", "stream"),
     _runtime("current_stream", "TP305", _MOD + "current_stream"),
     _runtime("stream", "TP305", _MOD + "stream"),
     _runtime("set_stream", "TP305", _ACC + "set_stream", "None"),
@@ -252,6 +253,15 @@ RUNTIME: List[Row] = [
     *(
         Row((f"torch.cuda.{name}Tensor",), "TP313", "tensor_types", shape="tensor")
         for name in TENSOR_TYPES
+    ),
+    # A statement of its own: kept for CUDA behind `if DEVICE.type == "cuda":`, with
+    # `set_default_dtype` and `set_default_device(DEVICE)` (torch 2.0) elsewhere.
+    Row(
+        ("torch.set_default_tensor_type(torch.cuda.<T>Tensor)",),
+        "TP313",
+        "tensor_types",
+        kind="form",
+        shape="default_type",
     ),
     _runtime("get_device_name", "TP314", _MOD + "get_device_name", '"cpu"'),
     *_no_portable_form(

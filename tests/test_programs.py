@@ -32,12 +32,7 @@ from tests.fixture_cases import (
 from tests.test_fixtures import _remaining, _rewrite
 
 # name -> why its after file does not run on CPU today (rule, line of the after file).
-RUNS_ON_CPU_FAILS: Dict[str, str] = {
-    "default_tensor_type_llama": "TP313 line 11 (reported): "
-    "torch.set_default_tensor_type(torch.cuda.HalfTensor) is left: its portable form "
-    "(set_default_dtype with set_default_device) does not reach the legacy "
-    "torch.Tensor(...) constructor, so it is not exact",
-}
+RUNS_ON_CPU_FAILS: Dict[str, str] = {}
 # name -> the internal error torchport hits on it today (the file is left untouched).
 INTERNAL_ERRORS: Dict[str, str] = {}
 # style golden -> what today's output gets wrong compared with the reviewed after file.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 import pytest
@@ -19,6 +19,7 @@ import torch
 
 from codemod import catalog
 from codemod.options import Options
+from codemod.passes._helpers import is_guard
 from codemod.transform import rewrite_source
 
 OPTIONS = Options(target_torch=(2, 13), unsafe_fixes=True, device_name="DEVICE")
@@ -43,17 +44,17 @@ ROWS = [
 ]
 
 
-def _targets(row: catalog.Row) -> List[Tuple[str, Callable]]:
+def _targets(row: catalog.Row, guarded: bool = False) -> List[Tuple[str, Callable]]:
     """(where, function) the emitted call reaches: on CUDA the device module is
     torch.cuda; on the CPU it is torch.cpu, reached only where the call is not
-    guarded."""
+    guarded (``guarded``: behind ``DEVICE.type != "cpu"``)."""
     template = row.portable or ""
     if "{device}" not in template:
         name = template.format(torch="torch")
         return [("cuda and cpu", _resolve(name))]
     attr = template.rsplit(".", 1)[1]
     targets = [("cuda", getattr(torch.cuda, attr))]
-    if row.cpu is None:
+    if not guarded:
         targets.append(("cpu", getattr(torch.cpu, attr)))
     return targets
 
@@ -87,16 +88,25 @@ def _samples(function) -> List[str]:
     return list(dict.fromkeys(calls))
 
 
-def _emitted(code: str, callee: str) -> Optional[cst.Call]:
+def _emitted(code: str, callee: str) -> Tuple[Optional[cst.Call], bool]:
+    """The first call of ``callee`` in ``code``, and whether it is the accelerator
+    branch of ``... if DEVICE.type != "cpu" else ...``."""
     found: List[cst.Call] = []
+    guarded: List[cst.CSTNode] = []
 
     class Finder(cst.CSTVisitor):
+        def visit_IfExp(self, node: cst.IfExp) -> None:
+            if is_guard(node.test, "DEVICE"):
+                guarded.append(node.body)
+
         def visit_Call(self, node: cst.Call) -> None:
             if cst.Module([]).code_for_node(node.func) == callee:
                 found.append(node)
 
     cst.parse_module(code).visit(Finder())
-    return found[0] if found else None
+    if not found:
+        return None, False
+    return found[0], found[0] in guarded
 
 
 def _binds(function, call: cst.Call) -> None:
@@ -114,10 +124,7 @@ def _binds(function, call: cst.Call) -> None:
 
 
 # Known not to bind yet, with the reason: strict, so that a fix removes its entry.
-NOT_YET = {
-    "torch.cuda.Stream(device=0)": "torch.cpu.Stream takes no device (issue 12 item 1)",
-    "torch.cuda.Stream(0, 0)": "torch.cpu.Stream takes no device (issue 12 item 1)",
-}
+NOT_YET: Dict[str, str] = {}
 
 
 def _cases():
@@ -132,7 +139,7 @@ def _cases():
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
 def test_target_exists(row):
-    for _, target in _targets(row):
+    for _, target in _targets(row, guarded=row.cpu is not None):
         assert callable(target)
 
 
@@ -141,12 +148,13 @@ def test_emitted_call_binds_to_the_target(row, args):
     source = f"import torch\n\nresult = {row.name}({args})\n"
     result = rewrite_source(source, OPTIONS)
     callee = (row.portable or "").format(torch="torch", device="DEVICE")
-    call = _emitted(result.code, callee)
+    call, guarded = _emitted(result.code, callee)
     if call is None:  # left as it is: then it must be reported
         assert row.name in result.code
         assert any(d.code == row.code for d in result.diagnostics), result.code
         return
-    for where, target in _targets(row):
+    assert guarded or row.cpu is None or row.shape == "stream", result.code
+    for where, target in _targets(row, guarded):
         if target is _resolve(row.name):
             continue  # the same object under another name
         try:

@@ -11,21 +11,23 @@ torch.cuda.is_available()``, the statements that follow run only with CUDA
 (``exit_guards`` finds them in a block).
 
 A fallback check (``if args.device == "cuda" and not torch.cuda.is_available():
-args.device = "cpu"``) compares what the user asked for with "cuda" and takes the CPU
-when CUDA is missing; ``fallback_checks`` finds it so that it is kept as written (a
-widened check, or a "cuda" read as ``DEVICE.type``, would no longer take it).
+args.device = "cpu"``, or plainly ``if not torch.cuda.is_available(): args.device =
+"cpu"``) takes the CPU when CUDA is missing for what the user asked for, which may
+be "cuda"; ``fallback_checks`` finds it so that it is kept as written (a widened
+check, or a "cuda" read as ``DEVICE.type``, would no longer take it).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import CUDA_ONLY, PORTED, under
 from codemod.names import dotted_name
+from codemod.passes.base import walk
 
 IMPORTED = (
     "imports a CUDA-only API; its uses are reported where they occur (remove the "
@@ -181,10 +183,10 @@ def exit_guards(
 _CUDA_STRING = re.compile(r"cuda(?::\d+)?")
 
 
-def _operands(test: cst.BaseExpression) -> List[cst.BaseExpression]:
+def and_operands(test: cst.BaseExpression) -> List[cst.BaseExpression]:
     """The operands of an ``and`` chain (the test itself otherwise)."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _operands(test.left) + _operands(test.right)
+        return and_operands(test.left) + and_operands(test.right)
     return [test]
 
 
@@ -207,8 +209,28 @@ def _missing_cuda(test: cst.BaseExpression, qualified_name: QualifiedName) -> bo
         and isinstance(operand.operator, cst.Not)
         and isinstance(operand.expression, cst.Call)
         and qualified_name(operand.expression.func) == "torch.cuda.is_available"
-        for operand in _operands(test)
+        for operand in and_operands(test)
     )
+
+
+def _sets_cpu(node: Union[cst.If, cst.IfExp]) -> bool:
+    """``if not torch.cuda.is_available(): args.device = "cpu"``: a body (no
+    ``else``) that assigns the CPU to what the program was given, which may be an
+    explicit "cuda" (widened, the check would keep it on another accelerator)."""
+    if not isinstance(node, cst.If) or node.orelse is not None:
+        return False
+    for statement in getattr(node.body, "body", ()):
+        for small in getattr(statement, "body", ()):
+            if isinstance(small, cst.Assign) and _is_cpu(small.value):
+                return True
+    return False
+
+
+def _is_cpu(value: cst.BaseExpression) -> bool:
+    """``"cpu"`` or ``torch.device("cpu")``, as written."""
+    if isinstance(value, cst.Call) and len(value.args) == 1:
+        value = value.args[0].value
+    return isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu"
 
 
 def fallback_checks(
@@ -217,10 +239,12 @@ def fallback_checks(
     """(the comparisons with "cuda", the tests holding ``not is_available()``) of a
     fallback check: both in ``node``'s test (``args.device == "cuda" and not
     torch.cuda.is_available()``), or the comparison in ``node``'s test and the
-    availability check in an ``if`` directly in its body; ([], []) otherwise."""
-    comparisons = [o for o in _operands(node.test) if _cuda_comparison(o)]
+    availability check in an ``if`` directly in its body; ([], [node]) for the plain
+    ``if not torch.cuda.is_available(): <x> = "cpu"``; ([], []) otherwise."""
+    comparisons = [o for o in and_operands(node.test) if _cuda_comparison(o)]
     if not comparisons:
-        return [], []
+        plain = _missing_cuda(node.test, qualified_name) and _sets_cpu(node)
+        return [], [node] if plain else []  # type: ignore[list-item]
     if _missing_cuda(node.test, qualified_name):
         return comparisons, [node]  # type: ignore[list-item]
     if not isinstance(node, cst.If) or not isinstance(node.body, cst.IndentedBlock):
@@ -231,6 +255,28 @@ def fallback_checks(
         if isinstance(s, cst.If) and _missing_cuda(s.test, qualified_name)
     ]
     return (comparisons, inner) if inner else ([], [])  # type: ignore[return-value]
+
+
+# A function of the program's own whose name says it is CUDA's (`dtw_cuda`,
+# `cuda_kernel`): what it does is not in view, so it is taken to need CUDA.
+_CUDA_NAMED = re.compile(r"(?:^|_)cuda(?:_|$)", re.IGNORECASE)
+
+
+def calls_cuda_named(node: cst.CSTNode, qualified_name: QualifiedName) -> bool:
+    """Whether ``node`` calls a function of the program's own named for CUDA."""
+    for call in walk(node):
+        if not isinstance(call, cst.Call):
+            continue
+        func = call.func
+        name = func.attr if isinstance(func, cst.Attribute) else func
+        if (
+            isinstance(name, cst.Name)
+            and name.value.lower() != "cuda"  # `.cuda()`: its own rule
+            and _CUDA_NAMED.search(name.value)
+            and not under(qualified_name(func), ("torch",))
+        ):
+            return True
+    return False
 
 
 def cuda_only_code(
@@ -334,3 +380,95 @@ def is_binding_type(node: cst.CSTNode, device_name: str) -> bool:
         and node.value.value == device_name
         and node.attr.value == "type"
     )
+
+
+def is_cuda_test(test: cst.BaseExpression, device_name: str) -> bool:
+    """``DEVICE.type == "cuda"`` of the binding: what follows runs on CUDA only."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    return (
+        isinstance(target.operator, cst.Equal)
+        and is_binding_type(test.left, device_name)
+        and isinstance(target.comparator, cst.SimpleString)
+        and target.comparator.evaluated_value == "cuda"
+    )
+
+
+_CPU_STRING = re.compile("cpu")
+
+
+class AcceleratedBranches:
+    """Mixin for a pass: ``in_accelerated_branch()`` says whether what is being
+    visited runs only where there is an accelerator, so that ``DEVICE.type !=
+    "cpu"`` is already true there and no guard is needed.
+
+    Such a branch is the body of ``if torch.cuda.is_available():`` (or
+    ``torch.accelerator``'s, also as an operand of an ``and``; with CUDA the device
+    binding is an accelerator), of the guard torchport emits, of a test chained with
+    it (``x == DEVICE.type != "cpu"``), or of a flag that selects the "cuda" device
+    (``"cuda" if args.cuda else "cpu"``, seen before: where it is set, the program
+    runs on the accelerator).
+    """
+
+    def __init__(self, context) -> None:
+        super().__init__(context)  # type: ignore[call-arg]
+        self.accelerated: List[bool] = []
+        self.flags: Set[str] = set()
+
+    def in_accelerated_branch(self) -> bool:
+        return any(self.accelerated)
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self.accelerated.append(self.needs_accelerator(node.test))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self.accelerated.pop()
+
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.append(self.needs_accelerator(node.test))
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.pop()
+
+    def note_flag(self, node: cst.IfExp) -> None:
+        """``"cuda" if flag else "cpu"``: ``flag`` selects the accelerator."""
+        if self._device_literal(node.body, _CUDA_STRING) and self._device_literal(
+            node.orelse, _CPU_STRING
+        ):
+            self.flags.add(cst.Module([]).code_for_node(node.test))
+
+    def _device_literal(self, node: cst.BaseExpression, pattern) -> bool:
+        """``"cuda"`` or ``torch.device("cuda")`` (for ``pattern``)."""
+        if (
+            isinstance(node, cst.Call)
+            and self.qualified_name(node.func) == "torch.device"  # type: ignore
+            and len(node.args) == 1
+        ):
+            node = node.args[0].value
+        return isinstance(node, cst.SimpleString) and bool(
+            pattern.fullmatch(str(node.evaluated_value))
+        )
+
+    def needs_accelerator(self, test: cst.BaseExpression) -> bool:
+        device_name = self.context.device_name  # type: ignore[attr-defined]
+        if isinstance(test, cst.BooleanOperation) and isinstance(
+            test.operator, cst.And
+        ):
+            return self.needs_accelerator(test.left) or self.needs_accelerator(
+                test.right
+            )
+        if isinstance(test, cst.Call):
+            name = self.qualified_name(test.func)  # type: ignore[attr-defined]
+            return name in AVAILABILITY and not test.args
+        if test in self.context.accelerator_tests:  # type: ignore[attr-defined]
+            return True  # `x == "cuda"`, about to become `x == DEVICE.type != "cpu"`
+        if is_cuda_test(test, device_name):
+            return True
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 2:
+            # `x == DEVICE.type != "cpu"`: its last link is the guard.
+            first, last = test.comparisons
+            test = cst.Comparison(first.comparator, [last])
+        return cst.Module([]).code_for_node(test) in self.flags or is_guard(
+            test, device_name
+        )

@@ -145,6 +145,9 @@ class FileContext:
         ] = []
         self.binding_line = 0  # where the module's binding is assigned, if it has one
         self.indent_unit = "    "  # the file's indentation step (chunks.indent_unit)
+        # Tests a pass is about to make true only with an accelerator (`x == "cuda"`
+        # becoming `x == DEVICE.type != "cpu"`): what they guard needs no guard.
+        self.accelerator_tests: Set[cst.CSTNode] = set()
 
     def claim(self, node: cst.CSTNode) -> None:
         """Keep the other passes off ``node`` and everything inside it."""
@@ -273,6 +276,20 @@ class Pass(cst.CSTTransformer):
         decided = self.context.decide(REGISTRY[code], line, col, message, fix, end)
         self.changed |= decided
         return decided
+
+    def would_apply(self, node: cst.CSTNode, code: str) -> bool:
+        """Whether a site of rule ``code`` at ``node`` will be fixed (as
+        ``record_and_decide`` will decide it), recording nothing."""
+        rule = REGISTRY[code]
+        opts = self.context.options
+        line = self.position(node)[0]
+        return (
+            node not in self.context.claimed
+            and opts.selection.enabled(code)
+            and not self.context.suppressed(line, code)
+            and (rule.fix is Fix.SAFE or (rule.fix is Fix.UNSAFE and opts.unsafe_fixes))
+            and not (rule.min_torch and rule.min_torch > opts.target_torch)
+        )
 
     def drop_import_if_unused(
         self, module: str, name: Optional[str] = None, alias: Optional[str] = None

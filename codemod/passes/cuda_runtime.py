@@ -32,11 +32,13 @@ import libcst as cst
 from codemod import catalog
 from codemod.catalog import Param, Row, under
 from codemod.passes._helpers import (
-    AVAILABILITY,
+    AcceleratedBranches,
+    calls_cuda_named,
     cuda_only_code,
     exit_guards,
     fallback_checks,
     guards_cuda_only_code,
+    is_cuda_test,
     is_guard,
 )
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
@@ -76,7 +78,9 @@ RULES = (
         "(`if not torch.cuda.is_available(): return`, `assert "
         "torch.cuda.is_available()`) before such code in its block, and a check "
         'that takes the CPU when "cuda" was asked for and is missing (`if args.device '
-        '== "cuda" and not torch.cuda.is_available():`).',
+        '== "cuda" and not torch.cuda.is_available():`, or plainly `if not '
+        'torch.cuda.is_available(): args.device = "cpu"`). A call to a function of '
+        "the program's own named for CUDA (`dtw_cuda(x)`) counts as CUDA-only code.",
     ),
     Rule(
         "TP302",
@@ -145,7 +149,9 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="`torch.cuda.Stream()`, `current_stream()`, `default_stream()` and "
-        "`stream(s)` go through `torch.get_device_module(DEVICE)`; `set_stream(s)` "
+        "`stream(s)` go through `torch.get_device_module(DEVICE)` (a `Stream(...)` "
+        'given a device is made behind `DEVICE.type != "cpu"`, `torch.cpu.Stream()` '
+        "on the CPU, whose stream takes no device); `set_stream(s)` "
         'becomes `torch.accelerator.set_stream(s)` behind `DEVICE.type != "cpu"`. '
         "On a stream known by its binding (made by one of these calls, in the same "
         "function, or an attribute always set so), `.synchronize()` and `.query()`, "
@@ -427,7 +433,6 @@ ELSEWHERE = catalog.torch_cuda_elsewhere()
 # Names that keep guarded code CUDA-only (so its `is_available()` guard stays).
 CUDA_ONLY_MODULES = catalog.CUDA_ONLY_LIBRARIES + ("torch.utils.cpp_extension",)
 _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
-_CPU_LITERAL = re.compile("cpu")
 
 
 FALLBACK = (
@@ -570,7 +575,7 @@ def _scaled_cpu_value(cpu: cst.BaseExpression, op, divisor) -> Optional[str]:
     return None if value is None or value != value else repr(value)
 
 
-class CudaRuntime(Pass):
+class CudaRuntime(AcceleratedBranches, Pass):
     RULES = RULES
     # elapsed_time: timing lines rarely say "cuda" themselves.
     TRIGGER = catalog.trigger_of("cuda_runtime")
@@ -593,10 +598,6 @@ class CudaRuntime(Pass):
             {}
         )  # guard IfExp -> call
         self.made: Set[cst.CSTNode] = set()  # the `if` statements emitted for guards
-        # Enclosing branches that run only where there is an accelerator (no guard
-        # needed inside), and the flags that select "cuda" (`"cuda" if use_cuda ...`).
-        self.accelerated: List[bool] = []
-        self.flags: Set[str] = set()
         self.quotes: List[str] = []  # enclosing f-string quotes
         # CUDA events and streams known by their binding (see CudaObjects).
         self.objects = CudaObjects(self.qualified_name, context.facts.bound)
@@ -643,50 +644,9 @@ class CudaRuntime(Pass):
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._note_test(node, node.test)
         self._note_fallback(node)
-        if self._device_literal(node.body, _CUDA_LITERAL) and self._device_literal(
-            node.orelse, _CPU_LITERAL
-        ):
-            self.flags.add(_code(node.test))
+        self.note_flag(node)
         if isinstance(node.body, cst.Call) and attribute_name(node.body) in METHODS:
             self.guarded.add(node.body)
-
-    # A branch taken only with an accelerator: `if torch.cuda.is_available():`, our
-    # own guard, or a flag that selects the "cuda" device (where it is set, the
-    # program runs on the accelerator; on CUDA the guard is true anyway).
-    def visit_If_body(self, node: cst.If) -> None:
-        self.accelerated.append(self._needs_accelerator(node.test))
-
-    def leave_If_body(self, node: cst.If) -> None:
-        self.accelerated.pop()
-
-    def visit_IfExp_body(self, node: cst.IfExp) -> None:
-        self.accelerated.append(self._needs_accelerator(node.test))
-
-    def leave_IfExp_body(self, node: cst.IfExp) -> None:
-        self.accelerated.pop()
-
-    def _device_literal(self, node: cst.BaseExpression, pattern) -> bool:
-        """``"cuda"`` or ``torch.device("cuda")`` (for ``pattern``)."""
-        if (
-            isinstance(node, cst.Call)
-            and self.callee(node) == "torch.device"
-            and len(node.args) == 1
-        ):
-            node = node.args[0].value
-        return isinstance(node, cst.SimpleString) and bool(
-            pattern.fullmatch(str(node.evaluated_value))
-        )
-
-    def _needs_accelerator(self, test: cst.BaseExpression) -> bool:
-        if isinstance(test, cst.BooleanOperation) and isinstance(
-            test.operator, cst.And
-        ):
-            return self._needs_accelerator(test.left) or self._needs_accelerator(
-                test.right
-            )
-        if isinstance(test, cst.Call):
-            return self.callee(test) in AVAILABILITY and not test.args
-        return _code(test) in self.flags or is_guard(test, self.context.device_name)
 
     def _note_test(self, node: cst.CSTNode, test: cst.CSTNode) -> None:
         checks = [
@@ -952,11 +912,15 @@ class CudaRuntime(Pass):
     def _cuda_only(self, *parts: Optional[cst.CSTNode]) -> bool:
         """Whether rewritten code still needs CUDA: a torch.cuda name (other than
         AMP, which has a portable form), a `.cuda()`, a "cuda" string, a string
-        naming a torch.cuda type, or a CUDA-only library."""
+        naming a torch.cuda type, a CUDA-only library, or a function of the program's
+        named for CUDA (`dtw_cuda(x)`); what runs only under
+        ``if DEVICE.type == "cuda":`` does not count."""
         for part in parts:
             if part is None:
                 continue
-            for node in walk(part):
+            if calls_cuda_named(part, self.qualified_name):
+                return True
+            for node in self._outside_cuda_branches(part):
                 if isinstance(node, cst.SimpleString):
                     value = node.evaluated_value
                     if isinstance(value, str) and (
@@ -976,6 +940,20 @@ class CudaRuntime(Pass):
                     ):
                         return True
         return False
+
+    def _outside_cuda_branches(self, node: cst.CSTNode):
+        """``node`` and what is below it, but for the test and body of each ``if
+        DEVICE.type == "cuda":`` (its ``else`` included)."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            yield current
+            if isinstance(current, cst.If) and is_cuda_test(
+                current.test, self.context.device_name
+            ):
+                stack.extend([current.orelse] if current.orelse else [])
+            else:
+                stack.extend(reversed(current.children))
 
     def _cuda_call(self, original: cst.Call, updated: cst.Call, name: str):
         row = self._row(name)
@@ -1029,6 +1007,20 @@ class CudaRuntime(Pass):
             return call
         return self._guarded(original, call, row.cpu)
 
+    def _shape_stream(self, original, updated, row: Row, short: str):
+        """``torch.cuda.Stream(...)`` through the device module; torch.cpu's stream
+        takes a priority only, so a stream given anything else (a device) is made
+        on an accelerator alone, and is torch.cpu's no-op stream on the CPU."""
+        if not self._applied(original, row.code):
+            return updated
+        call = updated.with_changes(func=self.expr(row.portable))
+        if all(
+            a.keyword is not None and a.keyword.value in CPU_STREAM_KEYWORDS
+            for a in updated.args
+        ):
+            return call
+        return self._guarded(original, call, row.cpu)  # type: ignore[arg-type]
+
     def _index_as_device(self, original: cst.Call, updated: cst.Call):
         """A device index used as a device means that device: on CUDA
         ``torch.device("cuda", i)``, exactly what the int selects."""
@@ -1060,7 +1052,7 @@ class CudaRuntime(Pass):
     def _guarded(self, original, call, cpu: str) -> cst.BaseExpression:
         """``(call if DEVICE.type != "cpu" else cpu)``, parenthesized only if needed;
         the call alone inside a branch that runs only with an accelerator."""
-        if any(self.accelerated):
+        if self.in_accelerated_branch():
             return call
         quote = "'" if self.quotes and '"' in self.quotes[-1] else '"'
         node = self.expr(
@@ -1301,6 +1293,8 @@ METHOD_KINDS = {
     for name, row in METHODS.items()
 }
 # torch.cuda calls (after ALIASES) that make an event or a stream.
+# What torch.cpu.Stream(...) takes (checked on torch 2.13: `priority` alone).
+CPU_STREAM_KEYWORDS = {"priority"}
 MAKERS = {
     "torch.cuda.Event": EVENT,
     "torch.cuda.Stream": STREAM,

@@ -17,7 +17,7 @@ from typing import Dict, Optional, Set, Tuple, Union
 import libcst as cst
 
 from codemod import catalog
-from codemod.passes._helpers import is_binding_type, target_name
+from codemod.passes._helpers import AcceleratedBranches, is_binding_type, target_name
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, option_name
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
@@ -153,6 +153,23 @@ INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|gpu_idx)$")
 INDEXED_DEVICE = (
     '{torch}.device({device}.type, {index}) if {device}.type != "cpu" else {device}'
 )
+# Where only an accelerator gets (`if torch.cuda.is_available():`), without the guard.
+ACCELERATOR_INDEXED_DEVICE = "{torch}.device({device}.type, {index})"
+# A comparison with "cuda" -> one with the accelerator (never true on the CPU).
+COMPARISONS = {
+    cst.Equal: '({subject} == {device}.type != "cpu")',
+    cst.NotEqual: '({subject} != {device}.type or {device}.type == "cpu")',
+    cst.In: '({device}.type != "cpu" and {device}.type in {subject})',
+    cst.NotIn: '({device}.type == "cpu" or {device}.type not in {subject})',
+}
+# Where only an accelerator gets, the device binding is one: a plain comparison
+# (one link, as the original: it needs no parentheses of its own).
+ACCELERATOR_COMPARISONS = {
+    cst.Equal: "{subject} == {device}.type",
+    cst.NotEqual: "{subject} != {device}.type",
+    cst.In: "{device}.type in {subject}",
+    cst.NotIn: "{device}.type not in {subject}",
+}
 INDEX = "an int device index means that CUDA device (and raises without one)"
 MESSAGE = (
     'hard-coded "cuda" in a message (only printed or logged): left as it is; '
@@ -246,7 +263,7 @@ def _mentions_device(name: str) -> bool:
     return "device" in name.lower()
 
 
-class DeviceStrings(Pass):
+class DeviceStrings(AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")
     # `.to(gpu_id)`, `device=rank`: an index, on a line that need not say "cuda".
@@ -351,6 +368,7 @@ class DeviceStrings(Pass):
             self.kinds[node.slice.value] = (Kind.IGNORE, "")
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.note_flag(node)
         cuda_body = device_literal(node.body) == "cuda"
         if (
             cuda_body
@@ -398,6 +416,10 @@ class DeviceStrings(Pass):
                 self.kinds[side] = (Kind.IGNORE, "")
                 if not self._is_cuda_only_test(sides):
                     self.kinds[node] = (Kind.STRING, "TP104")
+                    if isinstance(
+                        target.operator, (cst.Equal, cst.In)
+                    ) and self.would_apply(node, "TP104"):
+                        self.context.accelerator_tests.add(node)
                 return
 
     def _is_cuda_only_test(self, sides) -> bool:
@@ -419,7 +441,7 @@ class DeviceStrings(Pass):
             return self._string_type()
         index = _location_index(original) if kind is Kind.LOCATION else None
         if index is not None:
-            return self.expr(INDEXED_DEVICE, index=index)
+            return self.expr(self._indexed_device(), index=index)
         # "cuda:N" / f"cuda:{i}" -> f"{DEVICE.type}:N" / f"{DEVICE.type}:{i}"
         if isinstance(original, cst.SimpleString):
             quote = original.quote
@@ -524,6 +546,11 @@ class DeviceStrings(Pass):
             return updated_node
         return self.device() if kind is Kind.OBJECT else self._string_type()
 
+    def _indexed_device(self) -> str:
+        if self.in_accelerated_branch():
+            return ACCELERATOR_INDEXED_DEVICE
+        return INDEXED_DEVICE
+
     def _index_arguments(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         """``x.to(gpu_id)`` -> ``x.to(torch.device(DEVICE.type, gpu_id) if ... else
         DEVICE)``."""
@@ -532,7 +559,7 @@ class DeviceStrings(Pass):
             if arg.value in self.indices and self.record_and_decide(
                 arg.value, "TP102", INDEX
             ):
-                value = self.expr(INDEXED_DEVICE, index=args[position].value)
+                value = self.expr(self._indexed_device(), index=args[position].value)
                 args[position] = args[position].with_changes(value=value)
         return updated.with_changes(args=args)
 
@@ -560,10 +587,8 @@ class DeviceStrings(Pass):
         target = updated_node.comparisons[0]
         literal_left = device_literal(original_node.left) == "cuda"
         subject = target.comparator if literal_left else updated_node.left
-        template = {
-            cst.Equal: '({subject} == {device}.type != "cpu")',
-            cst.NotEqual: '({subject} != {device}.type or {device}.type == "cpu")',
-            cst.In: '({device}.type != "cpu" and {device}.type in {subject})',
-            cst.NotIn: '({device}.type == "cpu" or {device}.type not in {subject})',
-        }[type(target.operator)]
-        return self.expr(template, subject=subject)
+        operator = type(target.operator)
+        if self.in_accelerated_branch():
+            plain = self.expr(ACCELERATOR_COMPARISONS[operator], subject=subject)
+            return plain.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return self.expr(COMPARISONS[operator], subject=subject)

@@ -18,7 +18,12 @@ import libcst as cst
 
 from codemod.passes.base import Pass, option_name
 from codemod import catalog
-from codemod.passes._helpers import AVAILABILITY, target_name, without_guards
+from codemod.passes._helpers import (
+    AVAILABILITY,
+    AcceleratedBranches,
+    target_name,
+    without_guards,
+)
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
 DIST_TORCH = (2, 6)  # torch.distributed.get_default_backend_for_device
@@ -219,13 +224,14 @@ def _argument(call: cst.Call, keyword: str, position: int) -> Optional[cst.Arg]:
     return positional[position] if position < len(positional) else None
 
 
-class Distributed(Pass):
+class Distributed(AcceleratedBranches, Pass):
     RULES = RULES
     # DDP and mp.spawn matter only in files that mention CUDA or NCCL.
     TRIGGER = catalog.trigger_of("distributed")
     HITS = re.compile(r"device_ids|output_device")
-    # mp.spawn's nprocs is followed back to its device_count() through variables.
-    CONTEXT = re.compile(r"spawn|start_processes")
+    # mp.spawn's nprocs is followed back to its device_count() through variables;
+    # DDP's device_ids need the branch around them (an accelerator's needs no guard).
+    CONTEXT = re.compile(r"spawn|start_processes|device_ids|output_device")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -282,6 +288,7 @@ class Distributed(Pass):
         )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.note_flag(node)
         if self._is_availability_choice(node):
             self.collapse.add(node)
             self.ignored.add(node.body)
@@ -295,7 +302,9 @@ class Distributed(Pass):
         elif callee in DDP:
             for keyword, position in DDP_DEVICE_ARGS.items():
                 arg = _argument(node, keyword, position)
-                if arg is not None and not self._guarded(arg.value):
+                if arg is None or self._guarded(arg.value):
+                    continue
+                if not self.in_accelerated_branch():  # else: not a CPU module there
                     self.ddp_args.add(arg)
         elif callee in NCCL_AVAILABLE:
             self.report(

@@ -22,7 +22,7 @@ from codemod.passes._helpers import (
     ImportSites,
     cuda_only_guard_calls,
     imported_names,
-    is_binding_type,
+    is_cuda_test,
     is_sm_version,
 )
 from codemod.names import dotted_name
@@ -273,7 +273,8 @@ RULES += (
         what="Reports `from torch.cuda import *` and the torch.cuda functions it "
         "brings in where they are called bare, a `from torch.cuda... import` taken "
         "when another import fails (`except ImportError:`), CUDA tensor types named by "
-        "strings (`x.type(...)` aside: TP313 handles it), `torch.Tensor.cuda` passed as "
+        "strings (`x.type(...)` and `torch.set_default_tensor_type(...)` aside: "
+        "TP313 handles them), `torch.Tensor.cuda` passed as "
         "a function "
         "(`map(torch.Tensor.cuda, xs)`) and `torch.version.cuda`.",
         why="Each is CUDA-only, and in these forms the name does not say which "
@@ -360,19 +361,6 @@ RANGE_UNSAFE = (
     "labels the region on every device (on CUDA in the PyTorch profiler's trace "
     "instead of Nsight's)"
 )
-
-
-def _is_cuda_test(test: cst.BaseExpression, device_name: str) -> bool:
-    """``DEVICE.type == "cuda"`` of the binding."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    target = test.comparisons[0]
-    return (
-        isinstance(target.operator, cst.Equal)
-        and is_binding_type(test.left, device_name)
-        and isinstance(target.comparator, cst.SimpleString)
-        and target.comparator.evaluated_value == "cuda"
-    )
 
 
 # Literals reported wherever they occur (the compile modes only as `mode=`).
@@ -576,8 +564,12 @@ class ReportOnly(ImportSites, Pass):
             message = STAR_NAME_ADVICE.format(name=func.value, module=module)
             self.report(func, "TP913", message)
         # `x.get_device()` given as a device is the runtime pass's (TP302); a type
-        # named by a string in `x.type(...)` is the tensor-types pass's (TP313).
-        if attribute_name(node) == "type" and len(node.args) == 1:
+        # named by a string in `x.type(...)` or `torch.set_default_tensor_type(...)`
+        # is the tensor-types pass's (TP313).
+        if len(node.args) == 1 and (
+            attribute_name(node) == "type"
+            or self.callee(node) == "torch.set_default_tensor_type"
+        ):
             self.type_arguments.add(node.args[0].value)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -623,7 +615,7 @@ class ReportOnly(ImportSites, Pass):
         """What runs only on CUDA (`if DEVICE.type == "cuda":`, as written here) is
         left alone; behind `torch.cuda.is_available()` it stays reported."""
         test = node.test
-        if _is_cuda_test(test, self.context.device_name):
+        if is_cuda_test(test, self.context.device_name):
             self.on_cuda.update(walk(node.body))
         elif any(
             isinstance(n, cst.Call) and self.callee(n) == AVAILABLE for n in walk(test)

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from codemod import catalog
+from codemod.passes._helpers import (
+    AcceleratedBranches,
+    and_operands,
+    calls_cuda_named,
+    cuda_only_code,
+)
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
@@ -46,8 +52,12 @@ RULES = (
         what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE.type != "cpu")`. As '
         "what an `assert` checks (alone or in an `and` chain), it becomes "
         "`x.device.type == DEVICE.type`: the tensor is where the program computes. "
-        "In a module that uses `PackedSequence` (which has `.is_cuda` but no "
-        "`.device`) it is reported.",
+        "Inside a branch that runs only with an accelerator (`if torch.cuda."
+        "is_available():`) it is `x.device.type == DEVICE.type`. The test of an "
+        "`if` around CUDA-only code (a CUDA-only library, a function of the "
+        "program's named for CUDA such as `dtw_cuda(x)`) is kept and reported, and "
+        "so is `.is_cuda` in a module that uses `PackedSequence` (which has "
+        "`.is_cuda` but no `.device`).",
         why='A plain `x.device.type == DEVICE.type` would call a CPU tensor "on the '
         'accelerator" on a CPU-only machine; the `!= "cpu"` half keeps it false there. '
         "An assertion checks placement: on the CPU the tensor is where it should be, "
@@ -94,6 +104,11 @@ PINNING_FACTORIES = {
 # Types with `.is_cuda` but no `.device` (torch.nn.utils.rnn): a module that uses
 # them may read `.is_cuda` of one.
 NO_DEVICE_TYPES = ("PackedSequence", "pack_padded_sequence", "pack_sequence")
+KEPT_TEST = (
+    "`.is_cuda` kept: it guards CUDA-only code here (a CUDA-only library, or a "
+    "function named for CUDA), which a test of any accelerator would run elsewhere; "
+    'port that code, then test `x.device.type == DEVICE.type != "cpu"`'
+)
 PACKED = (
     "`.is_cuda` in a module that uses PackedSequence, which has no `.device`: for a "
     'tensor use `x.device.type == DEVICE.type != "cpu"`, for a PackedSequence '
@@ -124,7 +139,16 @@ def _is_index(value: cst.BaseExpression) -> bool:
     return bool(name and _INDEX_NAME.search(name))
 
 
-class TensorMethods(Pass):
+def _is_cuda_operands(test: cst.BaseExpression) -> List[cst.Attribute]:
+    """The ``x.is_cuda`` operands of a test (an ``and`` chain)."""
+    return [
+        o
+        for o in and_operands(test)
+        if isinstance(o, cst.Attribute) and o.attr.value == "is_cuda"
+    ]
+
+
+class TensorMethods(AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("tensor_methods")
 
@@ -145,17 +169,20 @@ class TensorMethods(Pass):
         self.packed = any(n in context.facts.identifiers for n in NO_DEVICE_TYPES)
         # `.is_cuda` an assertion checks: the tensor is where the program computes.
         self.placements: Set[cst.CSTNode] = set()
+        self.kept_tests: Set[cst.CSTNode] = set()  # `.is_cuda` guarding CUDA-only code
+
+    def visit_If(self, node: cst.If) -> None:
+        """``if x.is_cuda:`` around CUDA-only code (a Triton kernel, a function named
+        for CUDA): kept, as a widened test would run that code on other devices."""
+        found = _is_cuda_operands(node.test)
+        if found and (
+            cuda_only_code([node.body], self.qualified_name)
+            or calls_cuda_named(node.body, self.qualified_name)
+        ):
+            self.kept_tests.update(found)
 
     def visit_Assert(self, node: cst.Assert) -> None:
-        tests = [node.test]
-        while tests:
-            test = tests.pop()
-            if isinstance(test, cst.BooleanOperation) and isinstance(
-                test.operator, cst.And
-            ):
-                tests += [test.left, test.right]
-            elif isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
-                self.placements.add(test)
+        self.placements.update(_is_cuda_operands(node.test))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         value = node.value
@@ -238,6 +265,7 @@ class TensorMethods(Pass):
         return None
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.note_flag(node)
         # `x.pin_memory() if <guard> else x` is already guarded (by torchport or by hand).
         if (
             isinstance(node.body, cst.Call)
@@ -338,9 +366,12 @@ class TensorMethods(Pass):
         if self.packed:
             self.report(original_node, "TP202", PACKED)
             return updated_node
+        if original_node in self.kept_tests:
+            self.report(original_node, "TP202", KEPT_TEST)
+            return updated_node
         if not self.record_and_decide(original_node, "TP202"):
             return updated_node
-        if original_node in self.placements:
+        if original_node in self.placements or self.in_accelerated_branch():
             return self.expr(
                 "{receiver}.device.type == {device}.type",
                 receiver=updated_node.value,

@@ -8,20 +8,24 @@ on the module's device binding:
   FloatTensor")``, becomes ``x.to(DEVICE, torch.float32)``;
 - a type test, ``isinstance(x, torch.cuda.FloatTensor)``, becomes a test of the
   tensor's dtype and device.
-``torch.set_default_tensor_type(torch.cuda.HalfTensor)`` is reported: its nearest
-portable form, ``torch.set_default_dtype`` with ``torch.set_default_device``, does
-not reach the legacy ``torch.Tensor(...)`` constructor (checked on torch 2.13).
+``torch.set_default_tensor_type(torch.cuda.HalfTensor)`` as a statement is kept for
+CUDA behind ``if DEVICE.type == "cuda":``, with ``torch.set_default_dtype`` and
+``torch.set_default_device(DEVICE)`` in its ``else``: the portable pair alone is not
+exact on CUDA, where the legacy ``torch.Tensor(...)`` constructor ignores the default
+device (checked on torch 2.13), but it is on the CPU, where that constructor makes
+CPU tensors of the default dtype.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Optional, Set
+from typing import Dict, Optional, Set
 
 import libcst as cst
 
 from codemod import catalog
-from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
+from codemod.passes._helpers import is_cuda_test
+from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
 from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
 
 RULES = (
@@ -37,9 +41,12 @@ RULES = (
         '`x.type(torch.cuda.FloatTensor)` (or `x.type("torch.cuda.FloatTensor")`) '
         "becomes `x.to(DEVICE, torch.float32)`; `isinstance(x, torch.cuda."
         "FloatTensor)` becomes `(isinstance(x, torch.Tensor) and x.dtype == "
-        'torch.float32 and x.device.type == DEVICE.type != "cpu")`. Other uses (as '
-        "a value, with arguments that may be data or sizes, "
-        "`torch.set_default_tensor_type`) are reported.",
+        'torch.float32 and x.device.type == DEVICE.type != "cpu")`; '
+        "`torch.set_default_tensor_type(torch.cuda.HalfTensor)` as a statement is "
+        'kept for CUDA behind `if DEVICE.type == "cuda":`, with `else:` '
+        "`torch.set_default_dtype(torch.float16)` and "
+        "`torch.set_default_device(DEVICE)`. Other uses (as a value, with arguments "
+        "that may be data or sizes, an integer default type) are reported.",
         why="The legacy constructors exist only for CUDA.",
         before=(
             "import torch\n"
@@ -57,9 +64,12 @@ RULES = (
         "CUDA device other than the current one keeps it there, where `.to(DEVICE)` "
         "moves it to the current device (one GPU per process is unaffected). A "
         "receiver named like a module is reported: `nn.Module.type()` also casts "
-        "integer buffers, which `.to()` leaves. `set_default_tensor_type` is reported:"
-        " `torch.set_default_device` does not reach the legacy `torch.Tensor(...)` "
-        "constructor.",
+        "integer buffers, which `.to()` leaves. `set_default_tensor_type` is unchanged "
+        "on CUDA; elsewhere factory functions and modules make tensors of its dtype on "
+        "`DEVICE`, but the legacy `torch.Tensor(...)` constructor ignores the default "
+        "device (CPU tensors on an accelerator other than CUDA), and a later "
+        "`set_default_tensor_type(torch.FloatTensor)` resets the dtype but not the "
+        "device.",
     ),
 )
 register(*RULES)
@@ -69,11 +79,22 @@ TENSOR_TYPES = catalog.TENSOR_TYPES
 _TYPE_STRING = re.compile(r"torch\.cuda\.(?P<name>\w+)Tensor")
 # Receivers that are probably an nn.Module, whose .type() casts every buffer.
 _MODULE_NAME = re.compile(r"(^|_)(model|module|net|network|self|layer|encoder)s?$")
+# Only a floating type can be the default (any other raises on CUDA too).
+DEFAULT_DTYPES = {"float32", "float64", "float16", "bfloat16"}
 DEFAULT_TYPE = (
-    "`torch.set_default_tensor_type` with a CUDA type: "
-    "`torch.set_default_dtype(...)` with `torch.set_default_device(DEVICE)` is the "
-    "portable form, but the legacy `torch.Tensor(...)` constructor ignores the "
-    "default device; port those constructors first"
+    "`torch.set_default_tensor_type` with a CUDA type, not as a statement of its "
+    'own: keep it for CUDA behind `if DEVICE.type == "cuda":`, with '
+    "`torch.set_default_dtype(...)` and `torch.set_default_device(DEVICE)` "
+    "elsewhere"
+)
+NOT_A_DEFAULT = (
+    "`torch.set_default_tensor_type` with a CUDA type that is not floating: it "
+    "raises on CUDA too (only floating types can be the default)"
+)
+# The else branch of a kept default type: the same dtype on the device binding.
+DEFAULT_ELSEWHERE = (
+    "{torch}.set_default_dtype({torch}.{dtype})",
+    "{torch}.set_default_device({device})",
 )
 MODULE_TYPE = (
     "`.type()` of what may be an nn.Module: `Module.type()` casts integer buffers "
@@ -110,6 +131,9 @@ class TensorTypes(Pass):
         self.handled: Set[cst.CSTNode] = set()  # type names their parent rewrites
         self.bare: Set[cst.CSTNode] = set()  # positions that need no parentheses
         self.callees: Set[cst.CSTNode] = set()
+        self.statements: Set[cst.CSTNode] = set()  # calls that are a line of their own
+        self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE.type == "cuda"`
+        self.defaults: Dict[cst.CSTNode, str] = {}  # set_default_tensor_type -> dtype
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if not node.star:
@@ -117,6 +141,12 @@ class TensorTypes(Pass):
 
     def visit_If(self, node: cst.If) -> None:
         self.bare.add(node.test)
+        if is_cuda_test(node.test, self.context.device_name):
+            self.on_cuda.update(walk(node.body))
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if len(node.body) == 1 and isinstance(node.body[0], cst.Expr):
+            self.statements.add(node.body[0].value)
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self.bare.add(node.test)
@@ -149,8 +179,19 @@ class TensorTypes(Pass):
         elif self.callee(node) == "torch.set_default_tensor_type" and self._dtype(
             first
         ):
-            self.handled.add(first)
+            self._default_type(node, first)
+
+    def _default_type(self, node: cst.Call, first: cst.BaseExpression) -> None:
+        self.handled.add(first)
+        dtype = self._dtype(first)
+        if node in self.on_cuda:
+            return  # kept for CUDA, by a first run or by hand
+        if dtype not in DEFAULT_DTYPES:
+            self.report(node, "TP313", NOT_A_DEFAULT)
+        elif node not in self.statements or len(node.args) != 1:
             self.report(node, "TP313", DEFAULT_TYPE)
+        else:
+            self.defaults[node] = dtype  # type: ignore[assignment]
 
     def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
         self._reference(node)
@@ -176,6 +217,27 @@ class TensorTypes(Pass):
         return node in self.callees
 
     # -- rewriting, bottom-up -------------------------------------------------
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        """``set_default_tensor_type(<CUDA type>)``: kept for CUDA, the same dtype
+        on the device binding elsewhere."""
+        line = original_node.body
+        call = (
+            line[0].value if len(line) == 1 and isinstance(line[0], cst.Expr) else None
+        )
+        dtype = self.defaults.get(call)  # type: ignore[arg-type]
+        if call is None or dtype is None or not self.record_and_decide(call, "TP313"):
+            return updated_node
+        elsewhere = [
+            cst.SimpleStatementLine([cst.Expr(self.expr(t.replace("{dtype}", dtype)))])
+            for t in DEFAULT_ELSEWHERE
+        ]
+        return cst.If(
+            test=self.expr('{device}.type == "cuda"'),
+            body=cst.IndentedBlock([updated_node.with_changes(leading_lines=[])]),
+            orelse=cst.Else(cst.IndentedBlock(elsewhere)),
+            leading_lines=updated_node.leading_lines,
+        )
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         if isinstance(original_node.func, (cst.Attribute, cst.Name)) and self._dtype(
             original_node.func
