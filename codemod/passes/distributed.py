@@ -229,9 +229,10 @@ class Distributed(AcceleratedBranches, Pass):
     # DDP and mp.spawn matter only in files that mention CUDA or NCCL.
     TRIGGER = catalog.trigger_of("distributed")
     HITS = re.compile(r"device_ids|output_device")
-    # mp.spawn's nprocs is followed back to its device_count() through variables;
+    # mp.spawn's nprocs is followed back to its device_count() through variables.
+    CONTEXT = re.compile(r"spawn|start_processes")
     # DDP's device_ids need the branch around them (an accelerator's needs no guard).
-    CONTEXT = re.compile(r"spawn|start_processes|device_ids|output_device")
+    FUNCTION_CONTEXT = re.compile(r"device_ids|output_device")
 
     def __init__(self, context) -> None:
         super().__init__(context)
