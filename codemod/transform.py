@@ -17,7 +17,7 @@ import bisect
 import itertools
 import re
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Pattern, Sequence, Set, Tuple, Type
+from typing import Dict, Iterable, List, Optional, Pattern, Sequence, Set, Tuple, Type
 
 import libcst as cst
 
@@ -62,16 +62,10 @@ class Rewrite:
 
 
 def _hit_lines(
-    source: str,
-    lines: Sequence[str],
-    passes: Sequence[Type[Pass]],
-    facts: ModuleFacts,
+    source: str, ends: Sequence[int], passes: Sequence[Type[Pass]], facts: ModuleFacts
 ) -> Set[int]:
     """Lines that can hold a site: a pass trigger, or a name imported from an API a
     pass cares about (``from torch.cuda.amp import GradScaler``, then ``GradScaler()``).
-
-    Each pattern scans the whole text once (one alternation of them all, or a scan
-    line by line, defeats the regex engine's skipping ahead to a first character).
     """
     patterns = {p.TRIGGER for p in passes}
     patterns.update(filter(None, (p.hits_in(source) for p in passes)))
@@ -82,39 +76,49 @@ def _hit_lines(
     ]
     if aliases:
         patterns.add(re.compile(r"\b(?:%s)\b" % "|".join(aliases)))
-    ends = list(itertools.accumulate(map(len, lines)))  # offset past each line
-    return {
-        bisect.bisect_right(ends, match.start()) + 1
-        for pattern in patterns
-        for match in pattern.finditer(source)
-    }
+    return _matching_lines(source, ends, patterns)
 
 
 def _context_lines(
-    lines: Sequence[str], patterns: Sequence[Optional[Pattern[str]]], facts: ModuleFacts
+    source: str,
+    lines: Sequence[str],
+    ends: Sequence[int],
+    patterns: Sequence[Optional[Pattern[str]]],
+    facts: ModuleFacts,
 ) -> Set[int]:
     """Lines one of ``patterns`` (passes' ``CONTEXT`` or ``FUNCTION_CONTEXT``)
     matches as written, or with the imported names in them spelled out (``mark(...)``
     after ``from torch.cuda.nvtx import mark`` reads ``torch.cuda.nvtx.mark(...)``)."""
-    words = [p.pattern for p in patterns if p is not None]
-    if not words:
+    given = [p for p in patterns if p is not None]
+    if not given:
         return set()
-    pattern = re.compile("|".join(words))
+    found = _matching_lines(source, ends, given)
     aliases = {
         local: target
         for local, target in facts.imports.items()
         if local != target and target.startswith("torch.")
     }
+    if not aliases:
+        return found
     alias = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, aliases)))
-    found = set()
-    for number, line in enumerate(lines, start=1):
-        if pattern.search(line) or (
-            aliases
-            and alias.search(line)
-            and pattern.search(alias.sub(lambda m: aliases[m.group()], line))
-        ):
+    for number in _matching_lines(source, ends, [alias]) - found:
+        spelled = alias.sub(lambda m: aliases[m.group()], lines[number - 1])
+        if any(p.search(spelled) for p in given):
             found.add(number)
     return found
+
+
+def _matching_lines(
+    source: str, ends: Sequence[int], patterns: Iterable[Pattern[str]]
+) -> Set[int]:
+    """The lines where a match of one of ``patterns`` starts. Each pattern scans the
+    whole text once: one alternation of them all, or a scan line by line, defeats
+    the regex engine's skipping ahead to a first character."""
+    return {
+        bisect.bisect_right(ends, match.start()) + 1
+        for pattern in patterns
+        for match in pattern.finditer(source)
+    }
 
 
 def rewrite_source(
@@ -145,9 +149,12 @@ def rewrite_source(
     context = FileContext(options, source, facts)
     context.indent_unit = chunks.indent_unit(tree, lines)
     binding.plan_binding(tree, facts, context, reuse_device)
-    whole = _context_lines(lines, [p.CONTEXT for p in active], facts)
-    function = _context_lines(lines, [p.FUNCTION_CONTEXT for p in active], facts)
-    hits = _hit_lines(source, lines, active, facts) | whole | function
+    ends = list(itertools.accumulate(map(len, lines)))  # offset past each line
+    contexts = [p.CONTEXT for p in active]
+    whole = _context_lines(source, lines, ends, contexts, facts)
+    functions = [p.FUNCTION_CONTEXT for p in active]
+    function = _context_lines(source, lines, ends, functions, facts)
+    hits = _hit_lines(source, ends, active, facts) | whole | function
     found = chunks.select(tree, hits, lines, whole, function)
     instances = [p(context) for p in active]
     outputs: Dict[Tuple[int, int], List[str]] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 
 from codemod.chunks import select
 from codemod.names import ModuleFacts
@@ -232,7 +233,8 @@ def test_an_imported_cuda_only_call_is_seen_with_its_whole_statement():
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     patterns = [p.FUNCTION_CONTEXT for p in PASSES]
-    found = _context_lines(lines, patterns, ModuleFacts.of(tree, source))
+    ends = list(itertools.accumulate(map(len, lines)))
+    found = _context_lines(source, lines, ends, patterns, ModuleFacts.of(tree, source))
     assert found == {2, 4, 5}
 
 
