@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from codemod.lines import split_lines
 from codemod.options import ACCELERATOR_TORCH
@@ -284,6 +284,9 @@ def remove_unused(code: str, context: "FileContext", mapping: Dict[int, int]) ->
     it runs only in the few files where a pass asked."""
     if not context.unused_imports:
         return code
+    quick = _remove_top_level(code, context, mapping)
+    if quick is not None:
+        return quick
     import libcst as cst
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import RemoveImportsVisitor
@@ -339,3 +342,108 @@ def remove_unused(code: str, context: "FileContext", mapping: Dict[int, int]) ->
         for _, module_name, obj, asname in context.unused_imports
     ]
     return Remover(CodemodContext(), removals).transform_module(module).code
+
+
+def _remove_top_level(
+    code: str, context: "FileContext", mapping: Dict[int, int]
+) -> Optional[str]:
+    """``remove_unused`` without parsing the whole module with libcst, where ``ast``
+    proves each name unused: a top-level import whose name no code reads (no
+    ``Name``, ``global`` or string says it). The statement alone, with the comments
+    and blank lines libcst gives it, goes through libcst's import remover; None
+    (not proven) leaves the whole-module way to decide."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    read: Set[str] = set()
+    strings: List[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            read.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            read.update(node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.append(node.value)
+    by_line: Dict[int, List[Tuple[str, Optional[str], Optional[str]]]] = {}
+    for line, module_name, obj, asname in context.unused_imports:
+        local = asname or obj
+        if local is None or local in read:
+            return None
+        if any(_names_in_string(text, local) for text in strings):
+            return None
+        removal = (module_name, obj, asname)
+        found = [mapping.get(line, line)] if line else _importing(tree, removal)
+        if not found:
+            return None
+        for number in found:
+            by_line.setdefault(number, []).append(removal)
+    lines = split_lines(code)
+    starts = {stmt.lineno: index for index, stmt in enumerate(tree.body)}
+    edits = []
+    for line, removals in by_line.items():
+        index = starts.get(line)
+        if not index:  # not a top-level statement, or the first (its comments
+            return None  # may be the module's header)
+        stmt, before = tree.body[index], tree.body[index - 1]
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            return None
+        end = stmt.end_lineno or stmt.lineno
+        after = tree.body[index + 1] if index + 1 < len(tree.body) else None
+        if (before.end_lineno or 0) >= line or (after and after.lineno <= end):
+            return None  # shares a line with another statement
+        first = (before.end_lineno or 0) + 1  # its leading comments and blank lines
+        text = "".join(lines[first - 1 : end])
+        newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
+        edited = _remove_in_statement("pass" + newline + text, removals)
+        if edited is None or not edited.startswith("pass" + newline):
+            return None
+        edits.append((first, end, edited[len("pass" + newline) :]))
+    for first, end, text in sorted(edits, reverse=True):
+        lines[first - 1 : end] = [text]
+    return "".join(lines)
+
+
+def _names_in_string(text: str, name: str) -> bool:
+    """Whether a string may name ``name`` to Python: an ``__all__`` entry, or an
+    annotation written as a string that reads it."""
+    if name not in text:
+        return False
+    if text.strip() == name:
+        return True
+    try:
+        expression = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(expression))
+
+
+def _importing(tree: ast.Module, removal) -> List[int]:
+    """The lines of the imports of ``removal`` (module, name, alias) anywhere."""
+    module_name, obj, asname = removal
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            if node.module != module_name:
+                continue
+            names = [(a.name, a.asname) for a in node.names]
+            if (obj, asname) in names:
+                found.append(node.lineno)
+        elif isinstance(node, ast.Import) and obj is None:
+            if (module_name, asname) in [(a.name, a.asname) for a in node.names]:
+                found.append(node.lineno)
+    return found
+
+
+def _remove_in_statement(text: str, removals) -> Optional[str]:
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return None
+    return (
+        RemoveImportsVisitor(CodemodContext(), removals).transform_module(module).code
+    )

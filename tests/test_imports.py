@@ -116,3 +116,35 @@ def test_a_binding_assigned_after_a_use_is_not_reused():
     assert "x = torch.ones(1).to(ACCELERATOR_DEVICE)\n" in code
     assert code.index("ACCELERATOR_DEVICE = ") < code.index("x = ")
     exec(compile(code, "<rewritten>", "exec"), {})
+
+
+# Unused imports removed without the whole-module libcst pass: the same result.
+_SCALER_PROGRAMS = {
+    "one name": "import torch\nfrom torch.cuda.amp import GradScaler\n\n"
+    "scaler = GradScaler()\n",
+    "two names, one kept": "import torch\n"
+    "from torch.cuda.amp import GradScaler, autocast  # amp\n\n"
+    "scaler = GradScaler()\nprint(autocast)\n",
+    "comments above": "import torch\n\n# mixed precision\n\n"
+    "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
+    "named in __all__": "import torch\nfrom torch.cuda.amp import GradScaler\n"
+    "__all__ = ['GradScaler']\nscaler = GradScaler()\n",
+    "string annotation": "import torch\nfrom torch.cuda.amp import GradScaler\n"
+    "def f(s: 'GradScaler'):\n    return GradScaler()\n",
+    "word in a message": "import torch\nfrom torch.cuda.amp import GradScaler\n"
+    "print('GradScaler is on')\nscaler = GradScaler()\n",
+    "inside a function": "import torch\n\ndef f():\n"
+    "    from torch.cuda.amp import GradScaler\n    return GradScaler()\n",
+    "crlf": "import torch\r\n\r\nfrom torch.cuda.amp import GradScaler\r\n"
+    "scaler = GradScaler()\r\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SCALER_PROGRAMS))
+def test_quick_unused_import_removal_matches_libcsts(name, monkeypatch):
+    from codemod import imports
+
+    source = _SCALER_PROGRAMS[name]
+    quick = rewrite_source(source, Options()).code
+    monkeypatch.setattr(imports, "_remove_top_level", lambda *args: None)
+    assert rewrite_source(source, Options()).code == quick
