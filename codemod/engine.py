@@ -15,10 +15,8 @@ import re
 import signal
 import stat
 import sys
-import tempfile
 import time
 import tokenize
-from concurrent.futures import ProcessPoolExecutor
 
 try:
     import fcntl
@@ -26,12 +24,14 @@ except ImportError:  # Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
 
 from codemod import catalog
-from codemod.linediff import unified_diff
 from codemod.results import CHECK, DIFF, WRITE, FileResult, Job, Mode  # noqa: F401
 from codemod.text import one_line as _one_line
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 # Whatever any pass TRIGGER matches, as bytes: derived from the catalogue.
 PREFILTER = catalog.prefilter()
@@ -83,12 +83,12 @@ def _exists(path: Path) -> bool:
 def _load_gitignore(base: Path):
     """The spec of ``base/.gitignore``, read only if it is a regular file (a named
     pipe would block, a link to /dev/zero would never end), up to a size cap."""
-    import pathspec
-
     try:
         data, _ = read_regular(base / ".gitignore", follow=True)
     except (OSError, NotRegularError):
         return None
+    import pathspec  # only where there is a .gitignore
+
     text = data[:IGNORE_FILE_LIMIT].decode("utf-8", errors="replace")
     return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
@@ -376,6 +376,8 @@ def _process_source(
         result.changed = True
         result.output = output
         if job.mode == DIFF:
+            from codemod.linediff import unified_diff
+
             result.diff = unified_diff(display, source, rewrite.code)
     return result
 
@@ -522,6 +524,8 @@ def write_atomic(
         raise ReadOnlyError("folder")
     blocked = _block(_STOP_SIGNALS)
     try:
+        import tempfile  # only when a file is written
+
         fd, temp = tempfile.mkstemp(
             prefix=f".{path.name[:TEMP_NAME_CHARS]}.", suffix=TEMP_SUFFIX, dir=folder
         )
@@ -640,7 +644,7 @@ def _kernel_signals_parent_death() -> bool:
         return False
 
 
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
+def _stop_workers(pool: "ProcessPoolExecutor") -> None:
     """Terminate the workers now, without waiting for the files queued for them."""
     terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
     if terminate is not None:
@@ -695,6 +699,7 @@ def run(
 
 def _run_pool(files, todo, job, workers, results, progress) -> None:
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor  # only with workers
     from concurrent.futures.process import BrokenProcessPool
 
     import codemod.transform  # noqa: F401  (imported once, inherited by the workers)

@@ -157,7 +157,7 @@ def collect(results, errors: Sequence[str], mode: str, settings, before) -> Repo
             continue
         diff = result.diff
         if not diff and result.changed and before and result.path in before:
-            from codemod.engine import unified_diff
+            from codemod.linediff import unified_diff
 
             diff = unified_diff(result.path, _decode(before[result.path]), text)
         sites = [
