@@ -103,12 +103,15 @@ def select(
     lines: Sequence[str],
     whole: Set[int] = frozenset(),
     whole_function: Set[int] = frozenset(),
+    alone: Set[int] = frozenset(),
 ) -> List[Chunk]:
     """The chunks covering every line in ``hits``, in file order; a line in
     ``whole`` makes its whole top-level statement one chunk, a line in
-    ``whole_function`` the function around it (its top-level statement if none)."""
+    ``whole_function`` the function around it (its top-level statement if none).
+    A top-level statement starting on a line of ``alone`` (the one that becomes the
+    device binding), or an import, is never in a chunk with others."""
     hits = set(hits) | set(whole) | set(whole_function)
-    return _select(tree.body, hits, lines, whole, None, whole_function)
+    return _select(tree.body, hits, lines, whole, None, whole_function, alone)
 
 
 def narrow(chunk: Chunk, changed: Set[int], lines: Sequence[str]) -> List[Chunk]:
@@ -128,8 +131,15 @@ def _select(
     whole: Set[int],
     top: Optional[Span],
     whole_function: Set[int] = frozenset(),
+    alone: Set[int] = frozenset(),
 ) -> List[Chunk]:
     chunks: List[Chunk] = []
+
+    def apart(members: Sequence[ast.stmt]) -> bool:
+        return any(
+            isinstance(m, (ast.Import, ast.ImportFrom)) or first_line(m) in alone
+            for m in members
+        )
 
     def walk(body: Sequence[ast.stmt], top: Optional[Span]) -> None:
         run = False  # the last statement of this body became the last chunk
@@ -154,16 +164,18 @@ def _select(
                     walk(nested, enclosing)
                 run = False
                 continue
-            # A run of statements with sites in a body is one chunk (one `if` can
-            # guard it); top-level statements stay apart (imports, the binding).
-            if run and top is not None:
+            # A run of statements with sites is one chunk (one `if` can guard it);
+            # at the top level, imports and the binding stay apart.
+            if run and (top is not None or not apart(members)):
                 chunks[-1].end = span[1]
                 chunks[-1].statements.extend(members)
+                if top is None:
+                    chunks[-1].top = (chunks[-1].start, span[1])
             else:
                 line = lines[span[0] - 1]
                 indent = line[: len(line) - len(line.lstrip(" \t"))]
                 chunks.append(Chunk(span[0], span[1], indent, enclosing, list(members)))
-                run = True
+                run = top is not None or not apart(members)
             if top is not None and any(_early_exit(m, lines) for m in members):
                 # What an early exit guards is the rest of its block: in view.
                 for _, rest in groups[index + 1 :]:

@@ -155,7 +155,10 @@ def rewrite_source(
     functions = [p.FUNCTION_CONTEXT for p in active]
     function = _context_lines(source, lines, ends, functions, facts)
     hits = _hit_lines(source, ends, active, facts) | whole | function
-    found = chunks.select(tree, hits, lines, whole, function)
+    binding_line = set()
+    if context.binding_index is not None:
+        binding_line = {chunks.first_line(tree.body[context.binding_index])}
+    found = chunks.select(tree, hits, lines, whole, function, binding_line)
     instances = [p(context) for p in active]
     outputs: Dict[Tuple[int, int], List[str]] = {}
     local_maps: Dict[Tuple[int, int], List[int]] = {}

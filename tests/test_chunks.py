@@ -172,19 +172,31 @@ def test_a_comment_in_a_header_still_takes_the_whole_statement():
     assert chunk_spans(source, [3]) == [(1, 5, "")]
 
 
-def test_a_run_of_statements_with_sites_is_one_chunk_in_a_body_only():
+def test_a_run_of_statements_with_sites_is_one_chunk_but_imports_stay_apart():
     source = (
         "import torch\n"  # 1
         "torch.cuda.empty_cache()\n"  # 2
-        "def f():\n"  # 3
-        "    torch.cuda.synchronize()\n"  # 4
-        "    torch.cuda.empty_cache()\n"  # 5
-        "    x = 1\n"  # 6
-        "    torch.cuda.empty_cache()\n"  # 7
-        "    return x\n"  # 8
+        "torch.cuda.synchronize()\n"  # 3
+        "def f():\n"  # 4
+        "    torch.cuda.synchronize()\n"  # 5
+        "    torch.cuda.empty_cache()\n"  # 6
+        "    x = 1\n"  # 7
+        "    torch.cuda.empty_cache()\n"  # 8
+        "    return x\n"  # 9
+        "device = 'cuda'\n"  # 10
+        "torch.cuda.empty_cache()\n"  # 11
     )
-    spans = chunk_spans(source, [1, 2, 4, 5, 7])
-    assert spans == [(1, 1, ""), (2, 2, ""), (4, 5, "    "), (7, 7, "    ")]
+    lines = source.splitlines(keepends=True)
+    found = select(ast.parse(source), {1, 2, 3, 5, 6, 8, 10, 11}, lines, alone={10})
+    spans = [(c.start, c.end, c.indent) for c in found]
+    assert spans == [
+        (1, 1, ""),
+        (2, 3, ""),
+        (5, 6, "    "),
+        (8, 8, "    "),
+        (10, 10, ""),  # the statement that becomes the device binding
+        (11, 11, ""),
+    ]
 
 
 def test_an_early_exit_takes_the_rest_of_its_block():
