@@ -9,6 +9,8 @@ change the meaning.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 from typing import Dict, List, Sequence, Tuple
 
 import libcst as cst
@@ -71,7 +73,11 @@ def check_built(
 
 
 def shape(tree: cst.CSTNode) -> List[Tuple[int, str]]:
-    """Node types with their depth, leaving out whitespace and punctuation."""
+    """Node types with their depth, leaving out whitespace and punctuation.
+
+    Children are taken in the order of their node's fields, not libcst's
+    ``children`` (a visit of its own per node, most of a check's cost): both trees
+    compared are listed the same way."""
     found: List[Tuple[int, str]] = []
     stack = [(tree, 0)]
     while stack:
@@ -80,8 +86,24 @@ def shape(tree: cst.CSTNode) -> List[Tuple[int, str]]:
         if name in _PUNCTUATION:
             continue
         found.append((depth, name))
-        stack.extend((child, depth + 1) for child in reversed(node.children))
+        stack.extend((child, depth + 1) for child in reversed(_children(node)))
     return found
+
+
+def _children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    found: List[cst.CSTNode] = []
+    for name in _field_names(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _field_names(kind: type) -> Tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind))
 
 
 _PUNCTUATION = {

@@ -18,9 +18,10 @@ torchport supports Python 3.9, so each chunk's rewrite is checked field by field
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import replace
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -178,18 +179,23 @@ def rewrite_chunk(
     context: FileContext,
     metadata,
     text: str,
+    statements: Sequence[ast.stmt] = (),
 ) -> cst.Module:
     """Run ``traverse`` (the passes over ``module``, a chunk) and return its result
     with every f-string field valid for Python 3.9+; fields that cannot be are left
     as they were and their sites reported. ``metadata``: the chunk's metadata
     (provider -> mapping), whose positions place those reports; ``text``: its
-    source, to skip the checks at once where it has no f-string."""
+    source, to skip the checks at once where it has no f-string; ``statements``:
+    its ``ast`` statements, to skip them where no fix was applied in an f-string."""
     if not _F_STRING.search(text):
         return traverse()
     state = _State(context)
     new = traverse()
     if new is module:
         return new
+    fixed = [d.line for d in context.diagnostics[state.diagnostics :] if d.applied]
+    if statements and not _in_f_strings(fixed, statements):
+        return new  # every field is as it was
     new = new.visit(_Requote())
     source_needs_3_12 = needs_python_3_12(module)
     bad = _bad_fields(module, new, source_needs_3_12)
@@ -216,6 +222,19 @@ def rewrite_chunk(
         new = traverse()
     context.diagnostics.extend(reports)
     return new
+
+
+def _in_f_strings(lines: Sequence[int], statements: Sequence[ast.stmt]) -> bool:
+    """Whether one of ``lines`` (of the file) is in an f-string of ``statements``."""
+    if not lines:
+        return False
+    spans = [
+        (node.lineno, node.end_lineno or node.lineno)
+        for stmt in statements
+        for node in ast.walk(stmt)
+        if isinstance(node, ast.JoinedStr)
+    ]
+    return any(first <= line <= last for line in lines for first, last in spans)
 
 
 def _reports(context, state, given_up, positions):

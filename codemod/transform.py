@@ -193,7 +193,9 @@ def rewrite_source(
                 ) from error
 
         # Sites inside f-strings that cannot be fixed validly are reported instead.
-        new_module = fstrings.rewrite_chunk(module, traverse, context, metadata, text)
+        new_module = fstrings.rewrite_chunk(
+            module, traverse, context, metadata, text, chunk.statements
+        )
         together = last[0]
         if context.needs_device:
             device_uses.append(chunk)
