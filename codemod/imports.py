@@ -284,7 +284,7 @@ def remove_unused(code: str, context: "FileContext", mapping: Dict[int, int]) ->
     it runs only in the few files where a pass asked."""
     if not context.unused_imports:
         return code
-    quick = _remove_top_level(code, context, mapping)
+    quick = _remove_quickly(code, context, mapping)
     if quick is not None:
         return quick
     import libcst as cst
@@ -344,12 +344,12 @@ def remove_unused(code: str, context: "FileContext", mapping: Dict[int, int]) ->
     return Remover(CodemodContext(), removals).transform_module(module).code
 
 
-def _remove_top_level(
+def _remove_quickly(
     code: str, context: "FileContext", mapping: Dict[int, int]
 ) -> Optional[str]:
     """``remove_unused`` without parsing the whole module with libcst, where ``ast``
-    proves each name unused: a top-level import whose name no code reads (no
-    ``Name``, ``global`` or string says it). The statement alone, with the comments
+    proves each name unused: an import whose name no code reads (no ``Name``,
+    ``global`` or string says it). The statement alone, with the comments
     and blank lines libcst gives it, goes through libcst's import remover; None
     (not proven) leaves the whole-module way to decide."""
     try:
@@ -378,30 +378,76 @@ def _remove_top_level(
             return None
         for number in found:
             by_line.setdefault(number, []).append(removal)
+    from codemod.chunks import splice
+
     lines = split_lines(code)
-    starts = {stmt.lineno: index for index, stmt in enumerate(tree.body)}
+    newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
     edits = []
     for line, removals in by_line.items():
-        index = starts.get(line)
-        if not index:  # not a top-level statement, or the first (its comments
-            return None  # may be the module's header)
-        stmt, before = tree.body[index], tree.body[index - 1]
+        found = _statement_at(tree.body, line)
+        # The module's first statement is left to libcst: its comments may be the
+        # module's header.
+        if found is None or (found[0] is tree.body and found[1] == 0):
+            return None
+        body, index = found
+        stmt = body[index]
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             return None
         end = stmt.end_lineno or stmt.lineno
-        after = tree.body[index + 1] if index + 1 < len(tree.body) else None
-        if (before.end_lineno or 0) >= line or (after and after.lineno <= end):
+        after = body[index + 1] if index + 1 < len(body) else None
+        if after is None and index == 0:
+            return None  # its block would be left empty
+        if after and after.lineno <= end:
             return None  # shares a line with another statement
-        first = (before.end_lineno or 0) + 1  # its leading comments and blank lines
-        text = "".join(lines[first - 1 : end])
-        newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
-        edited = _remove_in_statement("pass" + newline + text, removals)
+        if index:
+            if (body[index - 1].end_lineno or 0) >= line:
+                return None
+            first = (body[index - 1].end_lineno or 0) + 1
+        else:  # after its block's header: the comments and blank lines above it
+            first = line
+            while first > 1 and lines[first - 2].strip()[:1] in ("", "#"):
+                first -= 1
+        original = lines[first - 1 : end]
+        indent = lines[line - 1][: stmt.col_offset]
+        if indent.strip() or any(
+            t.strip() and not t.startswith(indent) for t in original
+        ):
+            return None
+        old = "".join(t[len(indent) :] if t.strip() else t for t in original)
+        edited = _remove_in_statement("pass" + newline + old, removals)
         if edited is None or not edited.startswith("pass" + newline):
             return None
-        edits.append((first, end, edited[len("pass" + newline) :]))
-    for first, end, text in sorted(edits, reverse=True):
-        lines[first - 1 : end] = [text]
+        new = edited[len("pass" + newline) :]
+        replacement = splice(original, old, new, indent, context.indent_unit)
+        if index == 0 and not new:
+            # Its block must not start with a blank line now (as libcst's remover
+            # leaves it): the next statement's blank lines above its comments go.
+            while end < len(lines) and not lines[end].strip():
+                end += 1
+        edits.append((first, end, replacement))
+    for first, end, replacement in sorted(edits, reverse=True):
+        lines[first - 1 : end] = replacement
     return "".join(lines)
+
+
+def _statement_at(
+    body: Sequence[ast.stmt], line: int
+) -> Optional[Tuple[Sequence[ast.stmt], int]]:
+    """The block holding the statement that starts on ``line``, and its index."""
+    for index, stmt in enumerate(body):
+        if stmt.lineno == line:
+            return body, index
+        if not stmt.lineno < line <= (stmt.end_lineno or stmt.lineno):
+            continue
+        blocks = [getattr(stmt, n, None) for n in ("body", "orelse", "finalbody")]
+        blocks += [h.body for h in getattr(stmt, "handlers", ())]
+        blocks += [c.body for c in getattr(stmt, "cases", ())]
+        for block in blocks:
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                found = _statement_at(block, line)
+                if found is not None:
+                    return found
+    return None
 
 
 def _names_in_string(text: str, name: str) -> bool:
