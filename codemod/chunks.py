@@ -136,8 +136,12 @@ def _select(
     chunks: List[Chunk] = []
 
     def apart(members: Sequence[ast.stmt]) -> bool:
+        """Never in a run: a compound statement (a run is for guards to share
+        one `if`; a run of functions would be one chunk of a whole file), an
+        import, or the statement that becomes the binding."""
         return any(
-            isinstance(m, (ast.Import, ast.ImportFrom)) or first_line(m) in alone
+            isinstance(m, (*_COMPOUND, ast.Import, ast.ImportFrom))
+            or first_line(m) in alone
             for m in members
         )
 
@@ -166,7 +170,7 @@ def _select(
                 continue
             # A run of statements with sites is one chunk (one `if` can guard it);
             # at the top level, imports and the binding stay apart.
-            if run and (top is not None or not apart(members)):
+            if run and not apart(members):
                 chunks[-1].end = span[1]
                 chunks[-1].statements.extend(members)
                 if top is None:
@@ -175,7 +179,7 @@ def _select(
                 line = lines[span[0] - 1]
                 indent = line[: len(line) - len(line.lstrip(" \t"))]
                 chunks.append(Chunk(span[0], span[1], indent, enclosing, list(members)))
-                run = top is not None or not apart(members)
+                run = not apart(members)
             if top is not None and any(_early_exit(m, lines) for m in members):
                 # What an early exit guards is the rest of its block: in view.
                 for _, rest in groups[index + 1 :]:
@@ -191,6 +195,19 @@ def _select(
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPOUND = (
+    *_FUNCTIONS,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+    *((ast.Match,) if hasattr(ast, "Match") else ()),
+)
 
 
 def _function_needed(

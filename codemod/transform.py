@@ -164,7 +164,7 @@ def rewrite_source(
     local_maps: Dict[Tuple[int, int], List[int]] = {}
     device_uses: List[chunks.Chunk] = []  # chunks whose rewrite reads the device
     for chunk, text, module in _parsed(found, lines, tree):
-        metadata = LazyMetadata(module, chunk.statements, chunk.start - 1)
+        metadata = LazyMetadata(module, chunk.statements, chunk.start - 1, text)
         context.line_offset = chunk.start - 1
         context.col_offset = len(chunk.indent)
         context.chunk_ends_block = chunk.to_end

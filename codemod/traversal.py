@@ -20,6 +20,7 @@ from libcst._position import CodeRange
 from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from codemod.lines import split_lines
 from codemod.passes.base import Pass
 
 Span = Tuple[int, int]  # first and last line in the file, inclusive
@@ -80,6 +81,8 @@ class Together(cst.CSTTransformer):
             updated_node = p.on_leave(original_node, updated_node)
         if isinstance(original_node, cst.BaseStatement):
             self.built[original_node] = updated_node
+        if self.metadata is not None:
+            self.metadata.leave(original_node)
         return updated_node
 
     def on_visit_attribute(self, node, attribute) -> None:
@@ -106,14 +109,18 @@ class LazyMetadata:
     (``StatementPositions``) when the chunk's statements pair with ``ast``'s."""
 
     def __init__(
-        self, module: cst.Module, statements: Sequence[ast.stmt] = (), offset: int = 0
+        self,
+        module: cst.Module,
+        statements: Sequence[ast.stmt] = (),
+        offset: int = 0,
+        text: str = "",
     ) -> None:
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.resolved: Dict[type, object] = {}
-        first_lines = _first_lines(module, statements, offset)
-        if first_lines is not None:
+        starts = _starts(module, statements, offset, split_lines(text))
+        if starts is not None:
             self.resolved[PositionProvider] = StatementPositions(
-                module, first_lines, self.wrapper
+                module, starts, self.wrapper
             )
 
     def __contains__(self, provider) -> bool:
@@ -130,32 +137,41 @@ class LazyMetadata:
         if isinstance(positions, StatementPositions):
             positions.enter(node)
 
+    def leave(self, node: cst.CSTNode) -> None:
+        positions = self.resolved.get(PositionProvider)
+        if isinstance(positions, StatementPositions):
+            positions.leave(node)
+
 
 class StatementPositions:
-    """libcst's ``PositionProvider`` mapping, computed for one top-level statement of
-    the chunk at a time (the one the traversal is in) instead of for the whole chunk:
-    a report in a 1,000-line function costs the statement it is in. Each statement's
-    first line comes from ``ast``, less the comment and blank lines libcst puts
-    before it; anything else falls back to the whole chunk."""
+    """libcst's ``PositionProvider`` mapping, computed for the innermost statement
+    the traversal is in (then the ones around it) instead of for the whole chunk: a
+    report in a 1,000-line function costs the statement it is in. A statement's
+    first line and indentation come from ``ast`` and the chunk's text, less the
+    comment and blank lines libcst puts before it; anything else falls back to the
+    whole chunk."""
 
-    def __init__(self, module: cst.Module, first_lines, wrapper) -> None:
+    def __init__(self, module: cst.Module, starts, wrapper) -> None:
         self.module = module
-        self.first_lines: Dict[cst.CSTNode, int] = first_lines
+        self.starts: Dict[cst.CSTNode, Tuple[int, str]] = starts  # line, indent
         self.wrapper = wrapper
         self._computed: Dict[cst.CSTNode, CodeRange] = {}  # written by libcst
         self.done: Set[cst.CSTNode] = set()
-        self.current: Optional[cst.CSTNode] = None
+        self.stack: List[cst.CSTNode] = []  # the statements the traversal is in
 
     def enter(self, node: cst.CSTNode) -> None:
-        if node in self.first_lines:
-            self.current = node
+        if node in self.starts:
+            self.stack.append(node)
+
+    def leave(self, node: cst.CSTNode) -> None:
+        if self.stack and self.stack[-1] is node:
+            self.stack.pop()
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        if node not in self._computed and self.current is not None:
-            self._compute(self.current)
-        if node not in self._computed:
-            for statement in self.module.body:
-                self._compute(statement)
+        for statement in [*reversed(self.stack), *self.module.body]:
+            if node in self._computed:
+                break
+            self._compute(statement)
         if node not in self._computed:  # the module itself, say
             return self.wrapper.resolve(PositionProvider)[node]
         return self._computed[node]
@@ -164,7 +180,8 @@ class StatementPositions:
         if statement in self.done:
             return
         self.done.add(statement)
-        line = self.first_lines[statement] - len(statement.leading_lines)
+        line, indent = self.starts[statement]
+        line -= len(statement.leading_lines)
         decorators = getattr(statement, "decorators", ())
         if decorators:
             line -= len(decorators[0].leading_lines)
@@ -173,25 +190,38 @@ class StatementPositions:
             default_newline=self.module.default_newline,
             provider=self,  # type: ignore[arg-type]
             line=line,
+            indent_tokens=[indent] if indent else [],  # only its width counts
         )
         statement._codegen(state)
 
 
-def _first_lines(
-    module: cst.Module, statements: Sequence[ast.stmt], offset: int
-) -> Optional[Dict[cst.CSTNode, int]]:
-    """Each top-level statement of ``module`` -> its first line in the chunk (its
-    ``ast`` counterparts' first line less ``offset``); None when they do not pair."""
+def _starts(
+    module: cst.Module,
+    statements: Sequence[ast.stmt],
+    offset: int,
+    lines: Sequence[str],
+) -> Optional[Dict[cst.CSTNode, Tuple[int, str]]]:
+    """Each statement of ``module`` (nested ones too, not an ``elif``, which is
+    written as part of its ``if``) -> its first line in the chunk (its ``ast``
+    counterparts' first line less ``offset``) and that line's indentation; None when
+    the trees do not pair."""
     if not statements or len(module.body) == 0:
         return None
-    found: Dict[cst.CSTNode, int] = {}
-    flat_tops = {id(s) for s in statements}
+    found: Dict[cst.CSTNode, Tuple[int, str]] = {}
+    elifs = set()
     for node, group in _pairs(module, statements):
         if node is None:
             return None
-        if id(group[0]) in flat_tops:
-            found[node] = min(_first(s) for s in group) - offset
-    if set(found) != set(module.body):
+        if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
+            elifs.add(node.orelse)
+        line = min(_first(s) for s in group) - offset
+        if not 1 <= line <= len(lines):
+            return None
+        text = lines[line - 1]
+        found[node] = (line, text[: len(text) - len(text.lstrip(" \t"))])
+    for node in elifs:
+        found.pop(node, None)
+    if not set(module.body) <= set(found):
         return None
     return found
 

@@ -265,3 +265,10 @@ def test_a_cuda_only_statement_takes_its_function_not_its_class():
     lines = source.splitlines(keepends=True)
     found = select(ast.parse(source), {6, 9}, lines, whole_function={6, 9})
     assert [(c.start, c.end) for c in found] == [(4, 7), (8, 9)]
+
+
+def test_functions_with_sites_are_never_one_run():
+    # A run is for guards to share one `if`: forty functions whose headers hold a
+    # site are forty chunks, not one chunk of the whole file.
+    source = "".join(f"def f{i}(device='cuda'):\n    return {i}\n" for i in range(3))
+    assert chunk_spans(source, [1, 3, 5]) == [(1, 2, ""), (3, 4, ""), (5, 6, "")]

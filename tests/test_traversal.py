@@ -196,12 +196,38 @@ def test_statement_positions_are_libcsts_positions(newline):
             "    y = [1,",
             "         2]",
             "",
+            "    @staticmethod",
+            "    def m(a):",
+            "        if a:",
+            "# a comment at column 0 inside a block",
+            "            return 1",
+            "        elif a is None:  # elif",
+            "            return 2",
+            "        else:",
+            "            return [3,",
+            "  4]",
+            "",
         ]
     )
     module = cst.parse_module(source)
-    metadata = LazyMetadata(module, ast.parse(source).body, 0)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    metadata = LazyMetadata(module, ast.parse(source).body, 0, source)
     positions = metadata[PositionProvider]
     assert isinstance(positions, StatementPositions)
-    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    for node in reversed(list(expected)):  # asked out of order: statement by statement
-        assert positions[node] == expected[node], type(node).__name__
+    assert len(positions.starts) > len(module.body)  # nested statements too
+
+    class Asks(cst.CSTVisitor):  # as a traversal does: each node, in its statement
+        def on_visit(self, node):
+            metadata.enter(node)
+            assert positions[node] == expected[node], type(node).__name__
+            return True
+
+        def on_leave(self, node):
+            metadata.leave(node)
+
+    module.visit(Asks())
+    # Only statements were computed, never the whole chunk at once.
+    assert positions.done <= set(positions.starts)
+    fresh = LazyMetadata(module, ast.parse(source).body, 0, source)[PositionProvider]
+    for node in reversed(list(expected)):  # asked out of order, outside a traversal
+        assert fresh[node] == expected[node], type(node).__name__
