@@ -143,6 +143,12 @@ class LazyMetadata:
             positions.leave(node)
 
 
+# Statements whose header is written before one block (an `if`, `for` or `while`
+# without `else`): their header's positions can be found with a stub body.
+_ONE_BLOCK = (cst.FunctionDef, cst.ClassDef, cst.With, cst.For, cst.While, cst.If)
+_STUB = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+
+
 class StatementPositions:
     """libcst's ``PositionProvider`` mapping, computed for the innermost statement
     the traversal is in (then the ones around it) instead of for the whole chunk: a
@@ -171,16 +177,31 @@ class StatementPositions:
         for statement in [*reversed(self.stack), *self.module.body]:
             if node in self._computed:
                 break
-            self._compute(statement)
+            # A compound statement's header first: a site in a function's header
+            # costs its header, not its body.
+            self._compute_header(statement)
+            if node not in self._computed:
+                self._compute(statement)
         if node not in self._computed:  # the module itself, say
             return self.wrapper.resolve(PositionProvider)[node]
         return self._computed[node]
+
+    def _compute_header(self, statement: cst.CSTNode) -> None:
+        if statement in self.done or not isinstance(statement, _ONE_BLOCK):
+            return
+        if getattr(statement, "orelse", None) is not None:
+            return
+        stub = statement.with_changes(body=_STUB)  # the same header nodes
+        self._codegen(stub, *self.starts[statement])
+        self._computed.pop(stub, None)  # its end is not the statement's
 
     def _compute(self, statement: cst.CSTNode) -> None:
         if statement in self.done:
             return
         self.done.add(statement)
-        line, indent = self.starts[statement]
+        self._codegen(statement, *self.starts[statement])
+
+    def _codegen(self, statement: cst.CSTNode, line: int, indent: str) -> None:
         line -= len(statement.leading_lines)
         decorators = getattr(statement, "decorators", ())
         if decorators:
