@@ -11,7 +11,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional
 
 from codemod.text import printable, printable_path
 

@@ -9,7 +9,6 @@ Imports from ``torch.cuda.amp`` whose every use was rewritten are removed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Set, Tuple, Union
 

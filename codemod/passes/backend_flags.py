@@ -20,7 +20,6 @@ they are. Two have an exact device-generic equivalent and are rewritten:
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional, Set
 
 import libcst as cst
