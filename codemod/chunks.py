@@ -224,11 +224,21 @@ def _function_needed(
     return any(not any(a <= line <= b for a, b in spans) for line in needed)
 
 
+def blocks(stmt: ast.stmt) -> List[List[ast.stmt]]:
+    """The statement lists nested in ``stmt``, in source order: its body, its
+    handlers' and cases' bodies, ``else``, ``finally``."""
+    found = [getattr(stmt, "body", [])]
+    found += [h.body for h in getattr(stmt, "handlers", [])]
+    found += [c.body for c in getattr(stmt, "cases", [])]
+    found += [getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+    return [b for b in found if isinstance(b, list)]
+
+
 def _nested_functions(stmt: ast.stmt) -> List[ast.stmt]:
     """The functions defined in ``stmt``'s bodies, at any depth (statements only)."""
     found: List[ast.stmt] = []
-    for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-        for child in getattr(stmt, name, None) or ():
+    for block in blocks(stmt):
+        for child in block:
             if isinstance(child, _FUNCTIONS):
                 found.append(child)
             found.extend(_nested_functions(child))

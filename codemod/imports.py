@@ -434,19 +434,17 @@ def _statement_at(
     body: Sequence[ast.stmt], line: int
 ) -> Optional[Tuple[Sequence[ast.stmt], int]]:
     """The block holding the statement that starts on ``line``, and its index."""
+    from codemod.chunks import blocks
+
     for index, stmt in enumerate(body):
         if stmt.lineno == line:
             return body, index
         if not stmt.lineno < line <= (stmt.end_lineno or stmt.lineno):
             continue
-        blocks = [getattr(stmt, n, None) for n in ("body", "orelse", "finalbody")]
-        blocks += [h.body for h in getattr(stmt, "handlers", ())]
-        blocks += [c.body for c in getattr(stmt, "cases", ())]
-        for block in blocks:
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                found = _statement_at(block, line)
-                if found is not None:
-                    return found
+        for block in blocks(stmt):
+            found = _statement_at(block, line)
+            if found is not None:
+                return found
     return None
 
 

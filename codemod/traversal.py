@@ -20,6 +20,7 @@ from libcst._position import CodeRange
 from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from codemod.chunks import blocks
 from codemod.lines import split_lines
 from codemod.passes.base import Pass
 
@@ -309,7 +310,7 @@ def _is_guard(
     if len(group) != 1 or not isinstance(group[0], (ast.If, ast.While)):
         return False
     first, last = _span(group[0])
-    nested = [_span(s) for body in _ast_bodies(group[0]) for s in body]
+    nested = [_span(s) for body in blocks(group[0]) for s in body]
     return any(
         first <= line <= last
         and not any(a <= line <= b for a, b in nested)
@@ -341,16 +342,8 @@ def _ast_order(statements: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement, nested ones after their parent, in source order."""
     for stmt in statements:
         yield stmt
-        for body in _ast_bodies(stmt):
+        for body in blocks(stmt):
             yield from _ast_order(body)
-
-
-def _ast_bodies(stmt: ast.stmt) -> List[List[ast.stmt]]:
-    bodies = [getattr(stmt, "body", [])]
-    bodies += [h.body for h in getattr(stmt, "handlers", [])]
-    bodies += [c.body for c in getattr(stmt, "cases", [])]
-    bodies += [getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
-    return [b for b in bodies if isinstance(b, list)]
 
 
 def _cst_order(
