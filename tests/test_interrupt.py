@@ -1,6 +1,7 @@
 """Killing torchport in the middle of a run never leaves a half-written file.
 
-400 CUDA files are rewritten with two workers; once some are written the run is
+400 CUDA files are rewritten with two workers; once some are written the workers are
+frozen (SIGSTOP, so that however fast the run is it cannot end first) and the run is
 interrupted. Every file must then be its exact original or its exact rewrite.
 """
 
@@ -105,6 +106,24 @@ def _live_members(pgid: int) -> list:
     return members
 
 
+def _freeze_workers(proc) -> list:
+    """Stop torchport's workers (SIGSTOP) so that the run cannot end before the
+    test's signal arrives, however fast it is; the parent stays free to handle it."""
+    workers = [pid for pid in _live_members(proc.pid) if pid != proc.pid]
+    assert workers, "no worker processes to freeze"
+    for pid in workers:
+        os.kill(pid, signal.SIGSTOP)
+    return workers
+
+
+def _thaw(workers: list) -> None:
+    for pid in workers:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
 def _wait_until_group_gone(pgid: int) -> None:
     """Wait for every process torchport started to end; fails only after the guard."""
     guard = time.monotonic() + HANG_GUARD_S
@@ -124,10 +143,12 @@ def test_sigint_mid_run(tmp_path, to_group):
     _make_tree(tmp_path)
     proc = _start(tmp_path)
     _wait_for_writes(proc, tmp_path)
+    workers = _freeze_workers(proc)  # mid-run for certain
     if to_group:  # what a terminal does on Ctrl-C
         os.killpg(proc.pid, signal.SIGINT)
     else:
         os.kill(proc.pid, signal.SIGINT)
+    _thaw(workers)  # they see the stop now, as if it had come mid-file
     _, stderr = proc.communicate(timeout=HANG_GUARD_S)
     stderr = stderr.decode()
     assert proc.returncode == 130, stderr
@@ -144,6 +165,7 @@ def test_sigkill_mid_run(tmp_path):
     _make_tree(tmp_path)
     proc = _start(tmp_path)
     _wait_for_writes(proc, tmp_path)
+    _freeze_workers(proc)  # mid-run for certain (SIGKILL ends stopped processes)
     os.killpg(proc.pid, signal.SIGKILL)  # parent and workers, as the OOM killer might
     proc.communicate(timeout=HANG_GUARD_S)
     _wait_until_group_gone(proc.pid)
