@@ -168,8 +168,8 @@ def _select(
                     walk(nested, enclosing)
                 run = False
                 continue
-            # A run of statements with sites is one chunk (one `if` can guard it);
-            # at the top level, imports and the binding stay apart.
+            # A run of simple statements with sites is one chunk (one `if` can
+            # guard it); see `apart` for what never joins one.
             if run and not apart(members):
                 chunks[-1].end = span[1]
                 chunks[-1].statements.extend(members)

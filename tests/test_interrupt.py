@@ -1,8 +1,9 @@
 """Killing torchport in the middle of a run never leaves a half-written file.
 
-400 CUDA files are rewritten with two workers; once some are written the workers are
-frozen (SIGSTOP, so that however fast the run is it cannot end first) and the run is
-interrupted. Every file must then be its exact original or its exact rewrite.
+400 CUDA files are rewritten with two workers, one file of which a worker never
+finishes (so the run cannot end first, however fast it is); once some files are
+written and that worker is stuck, the run is interrupted. Every file must then be its
+exact original or its exact rewrite.
 """
 
 from __future__ import annotations
@@ -62,10 +63,37 @@ def _state(root: Path, rewrite: bytes):
     return rewritten
 
 
-def _start(root: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
+# torchport as its command line runs it, except that the worker given BLOCKED never
+# finishes it: the run cannot end before the test's signal, however fast it is.
+# The worker says so first by creating the file named in $TORCHPORT_TEST_BLOCKED.
+BLOCKED = "f200.py"
+SCRIPT = f"""
+import os, sys, time
+from pathlib import Path
+from codemod import engine
+real = engine.process_file
+def process_file(path, job):
+    if Path(path).name == {BLOCKED!r}:
+        Path(os.environ["TORCHPORT_TEST_BLOCKED"]).write_text("")
+        while True:
+            time.sleep(3600)
+    return real(path, job)
+engine.process_file = process_file
+from codemod.cli import main
+sys.argv[0] = "torchport"
+main()
+"""
+
+
+def _start(root: Path, marker: Path) -> subprocess.Popen:
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        PYTHONIOENCODING="utf-8",
+        TORCHPORT_TEST_BLOCKED=str(marker),
+    )
     return subprocess.Popen(
-        [sys.executable, "-m", "codemod", "--jobs", "2", str(root)],
+        [sys.executable, "-c", SCRIPT, "--jobs", "2", str(root)],
         cwd=root,
         env=env,
         stdout=subprocess.PIPE,
@@ -81,6 +109,15 @@ def _wait_for_writes(proc, root: Path) -> None:
     while sum(b"DEVICE" in probe.read_bytes() for probe in probes) < 2:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < guard, "torchport wrote nothing (hang guard)"
+        time.sleep(0.02)
+
+
+def _wait_until_blocked(proc, marker: Path) -> None:
+    """Return once some files are rewritten and a worker holds BLOCKED."""
+    guard = time.monotonic() + HANG_GUARD_S
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < guard, "no worker reached the file (hang guard)"
         time.sleep(0.02)
 
 
@@ -106,24 +143,6 @@ def _live_members(pgid: int) -> list:
     return members
 
 
-def _freeze_workers(proc) -> list:
-    """Stop torchport's workers (SIGSTOP) so that the run cannot end before the
-    test's signal arrives, however fast it is; the parent stays free to handle it."""
-    workers = [pid for pid in _live_members(proc.pid) if pid != proc.pid]
-    assert workers, "no worker processes to freeze"
-    for pid in workers:
-        os.kill(pid, signal.SIGSTOP)
-    return workers
-
-
-def _thaw(workers: list) -> None:
-    for pid in workers:
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-
-
 def _wait_until_group_gone(pgid: int) -> None:
     """Wait for every process torchport started to end; fails only after the guard."""
     guard = time.monotonic() + HANG_GUARD_S
@@ -140,39 +159,42 @@ def _leftovers(root: Path):
 @pytest.mark.parametrize("to_group", [True, False], ids=["ctrl-c", "kill-parent"])
 def test_sigint_mid_run(tmp_path, to_group):
     rewrite = _expected()
-    _make_tree(tmp_path)
-    proc = _start(tmp_path)
-    _wait_for_writes(proc, tmp_path)
-    workers = _freeze_workers(proc)  # mid-run for certain
+    root, marker = tmp_path / "tree", tmp_path / "blocked"
+    root.mkdir()
+    _make_tree(root)
+    proc = _start(root, marker)
+    _wait_for_writes(proc, root)
+    _wait_until_blocked(proc, marker)  # mid-run for certain
     if to_group:  # what a terminal does on Ctrl-C
         os.killpg(proc.pid, signal.SIGINT)
     else:
         os.kill(proc.pid, signal.SIGINT)
-    _thaw(workers)  # they see the stop now, as if it had come mid-file
     _, stderr = proc.communicate(timeout=HANG_GUARD_S)
     stderr = stderr.decode()
     assert proc.returncode == 130, stderr
     assert "torchport: interrupted" in stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     _wait_until_group_gone(proc.pid)
-    rewritten = _state(tmp_path, rewrite)
+    rewritten = _state(root, rewrite)
     assert 0 < len(rewritten) < FILES  # it really was stopped in the middle
-    assert _leftovers(tmp_path) == []  # no temporary file left behind
+    assert _leftovers(root) == []  # no temporary file left behind
 
 
 def test_sigkill_mid_run(tmp_path):
     rewrite = _expected()
-    _make_tree(tmp_path)
-    proc = _start(tmp_path)
-    _wait_for_writes(proc, tmp_path)
-    _freeze_workers(proc)  # mid-run for certain (SIGKILL ends stopped processes)
+    root, marker = tmp_path / "tree", tmp_path / "blocked"
+    root.mkdir()
+    _make_tree(root)
+    proc = _start(root, marker)
+    _wait_for_writes(proc, root)
+    _wait_until_blocked(proc, marker)  # mid-run for certain
     os.killpg(proc.pid, signal.SIGKILL)  # parent and workers, as the OOM killer might
     proc.communicate(timeout=HANG_GUARD_S)
     _wait_until_group_gone(proc.pid)
-    rewritten = _state(tmp_path, rewrite)
+    rewritten = _state(root, rewrite)
     assert 0 < len(rewritten) < FILES
     # A temporary file may survive SIGKILL: hidden, and never a .py a user commits.
-    for name in _leftovers(tmp_path):
+    for name in _leftovers(root):
         assert name.startswith(".") and name.endswith(engine.TEMP_SUFFIX), name
         assert not name.endswith(".py")
 
