@@ -99,7 +99,15 @@ def _start(root: Path, marker: Path) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, as under a terminal
+        preexec_fn=_as_in_a_terminal,
     )
+
+
+def _as_in_a_terminal() -> None:
+    """Ctrl-C and SIGTERM act as in a terminal, even where the tests run with them
+    ignored (a shell's background job ignores SIGINT, and a child inherits that)."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
 
 
 def _wait_for_writes(proc, root: Path) -> None:
