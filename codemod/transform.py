@@ -180,7 +180,7 @@ def rewrite_source(
             for instance in instances:
                 instance.metadata = metadata
                 instance.changed = False
-            together = Together(instances, skipped, metadata)
+            together = Together(instances, skipped, metadata.positions)
             last[:] = [together]
             try:
                 return module.visit(together)

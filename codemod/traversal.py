@@ -42,12 +42,12 @@ class Together(cst.CSTTransformer):
         self,
         passes: Sequence[Pass],
         outside: Set[cst.CSTNode] = frozenset(),
-        metadata: Optional["LazyMetadata"] = None,
+        positions: Optional["StatementPositions"] = None,
     ) -> None:
         super().__init__()
         self.passes = passes
         self.outside = outside
-        self.metadata = metadata  # told where the traversal is
+        self.positions = positions  # told which statements the traversal is in
         self.skipping: Dict[int, cst.CSTNode] = {}  # pass index -> node it skips under
         # Attribute hooks (visit_FunctionDef_body, ...) cost a third of the traversal:
         # call them only for passes that define some.
@@ -59,8 +59,8 @@ class Together(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if node in self.outside:
             return False
-        if self.metadata is not None:
-            self.metadata.enter(node)
+        if self.positions is not None:
+            self.positions.enter(node)
         for i, p in enumerate(self.passes):
             if i in self.skipping:
                 continue
@@ -82,8 +82,8 @@ class Together(cst.CSTTransformer):
             updated_node = p.on_leave(original_node, updated_node)
         if isinstance(original_node, cst.BaseStatement):
             self.built[original_node] = updated_node
-        if self.metadata is not None:
-            self.metadata.leave(original_node)
+        if self.positions is not None:
+            self.positions.leave(original_node)
         return updated_node
 
     def on_visit_attribute(self, node, attribute) -> None:
@@ -119,10 +119,11 @@ class LazyMetadata:
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.resolved: Dict[type, object] = {}
         starts = _starts(module, statements, offset, split_lines(text))
+        # None when the statements do not pair: libcst's provider then, on demand.
+        self.positions: Optional[StatementPositions] = None
         if starts is not None:
-            self.resolved[PositionProvider] = StatementPositions(
-                module, starts, self.wrapper
-            )
+            self.positions = StatementPositions(module, starts, self.wrapper)
+            self.resolved[PositionProvider] = self.positions
 
     def __contains__(self, provider) -> bool:
         return True
@@ -131,17 +132,6 @@ class LazyMetadata:
         if provider not in self.resolved:
             self.resolved[provider] = self.wrapper.resolve(provider)
         return self.resolved[provider]
-
-    def enter(self, node: cst.CSTNode) -> None:
-        """The traversal is at ``node``: positions asked for next are likely in it."""
-        positions = self.resolved.get(PositionProvider)
-        if isinstance(positions, StatementPositions):
-            positions.enter(node)
-
-    def leave(self, node: cst.CSTNode) -> None:
-        positions = self.resolved.get(PositionProvider)
-        if isinstance(positions, StatementPositions):
-            positions.leave(node)
 
 
 # Statements whose header is written before one block (an `if`, `for` or `while`

@@ -218,12 +218,12 @@ def test_statement_positions_are_libcsts_positions(newline):
 
     class Asks(cst.CSTVisitor):  # as a traversal does: each node, in its statement
         def on_visit(self, node):
-            metadata.enter(node)
+            positions.enter(node)
             assert positions[node] == expected[node], type(node).__name__
             return True
 
         def on_leave(self, node):
-            metadata.leave(node)
+            positions.leave(node)
 
     module.visit(Asks())
     # Only statements were computed, never the whole chunk at once.
