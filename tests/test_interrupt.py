@@ -164,15 +164,22 @@ def _leftovers(root: Path):
     return sorted(p.name for p in root.iterdir() if p.name not in expected)
 
 
-@pytest.mark.parametrize("to_group", [True, False], ids=["ctrl-c", "kill-parent"])
-def test_sigint_mid_run(tmp_path, to_group):
-    rewrite = _expected()
-    root, marker = tmp_path / "tree", tmp_path / "blocked"
+def _run_until_blocked(root: Path, marker: Path) -> subprocess.Popen:
+    """torchport on a fresh tree in ``root``, once it is mid-run for certain: some
+    files rewritten, and a worker stuck on BLOCKED."""
     root.mkdir()
     _make_tree(root)
     proc = _start(root, marker)
     _wait_for_writes(proc, root)
-    _wait_until_blocked(proc, marker)  # mid-run for certain
+    _wait_until_blocked(proc, marker)
+    return proc
+
+
+@pytest.mark.parametrize("to_group", [True, False], ids=["ctrl-c", "kill-parent"])
+def test_sigint_mid_run(tmp_path, to_group):
+    rewrite = _expected()
+    root = tmp_path / "tree"
+    proc = _run_until_blocked(root, tmp_path / "blocked")
     if to_group:  # what a terminal does on Ctrl-C
         os.killpg(proc.pid, signal.SIGINT)
     else:
@@ -190,12 +197,8 @@ def test_sigint_mid_run(tmp_path, to_group):
 
 def test_sigkill_mid_run(tmp_path):
     rewrite = _expected()
-    root, marker = tmp_path / "tree", tmp_path / "blocked"
-    root.mkdir()
-    _make_tree(root)
-    proc = _start(root, marker)
-    _wait_for_writes(proc, root)
-    _wait_until_blocked(proc, marker)  # mid-run for certain
+    root = tmp_path / "tree"
+    proc = _run_until_blocked(root, tmp_path / "blocked")
     os.killpg(proc.pid, signal.SIGKILL)  # parent and workers, as the OOM killer might
     proc.communicate(timeout=HANG_GUARD_S)
     _wait_until_group_gone(proc.pid)
