@@ -55,3 +55,16 @@ def test_programs_cannot_read_the_runner_input(tmp_path, program_runner):
     reads = _write(tmp_path, "reads.py", "import sys\nprint(repr(sys.stdin.read()))\n")
     proc = program_runner.run(reads, cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (0, "''\n")
+
+
+def test_a_program_that_spawns_processes_gets_a_fresh_interpreter(
+    tmp_path, program_runner
+):
+    # Forked children of the runner have torch imported already; `python PROGRAM`
+    # does not, and that is what a program calling mp.spawn( gets.
+    text = "import sys\nprint('torch' in sys.modules, sys.argv[1:])\n"
+    plain = _write(tmp_path, "plain.py", text)
+    spawning = _write(tmp_path, "spawning.py", text + "# mp.spawn(worker)\n")
+    assert program_runner.run(plain, cwd=tmp_path).stdout == "True []\n"
+    proc = program_runner.run(spawning, cwd=tmp_path, argv=[str(spawning), "-x"])
+    assert (proc.returncode, proc.stdout) == (0, "False ['-x']\n"), proc.stderr
