@@ -480,14 +480,107 @@ def _importing(tree: ast.Module, removal) -> List[int]:
 
 
 def _remove_in_statement(text: str, removals) -> Optional[str]:
+    """``text`` (one import statement after a ``pass``) without the ``removals``
+    (module, name, alias), laid out as libcst's ``RemoveImportsVisitor`` lays it
+    out. ``ast`` proved the names unused, so no scope analysis is needed, and
+    ``libcst.codemod`` (a quarter of a second to import) stays unimported."""
     import libcst as cst
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import RemoveImportsVisitor
 
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return None
-    return (
-        RemoveImportsVisitor(CodemodContext(), removals).transform_module(module).code
-    )
+    remover = _statement_import_remover()(removals)
+    edited = module.visit(remover)
+    return None if remover.refused else edited.code
+
+
+def _dotted(node) -> Optional[str]:
+    import libcst as cst
+
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+@lru_cache(maxsize=None)
+def _statement_import_remover():
+    """The remover's class, made on first use: it subclasses a libcst class."""
+    import libcst as cst
+
+    def merged(left, right):
+        """The whitespace after a kept comma, given the removed comma's: comment
+        lines below the removed name move up to the kept one."""
+        if not isinstance(right, cst.ParenthesizedWhitespace):
+            return left
+        if not isinstance(left, cst.ParenthesizedWhitespace):
+            return right
+        kept = tuple(line for line in right.empty_lines if line.comment is not None)
+        return left.with_changes(empty_lines=kept)
+
+    class Remover(cst.CSTTransformer):
+        def __init__(self, removals) -> None:
+            super().__init__()
+            self.removals = set(removals)
+            self.refused = False
+
+        def leave_Import(self, original_node, updated_node):
+            keep = [
+                alias
+                for alias in updated_node.names
+                if (alias.evaluated_name, None, alias.evaluated_alias)
+                not in self.removals
+            ]
+            return self._kept(updated_node, updated_node.names, keep, {})
+
+        def leave_ImportFrom(self, original_node, updated_node):
+            names = updated_node.names
+            if isinstance(names, cst.ImportStar):
+                return updated_node
+            if updated_node.relative:
+                self.refused = True  # the package is unknown here
+                return updated_node
+            module_name = _dotted(updated_node.module)
+            keep, changes = [], {}
+            for alias in names:
+                removal = (module_name, alias.evaluated_name, alias.evaluated_alias)
+                if removal not in self.removals:
+                    keep.append(alias)
+                    continue
+                # Comments after the removed name's comma stay, on the name
+                # (or parenthesis) before it.
+                if not isinstance(alias.comma, cst.Comma):
+                    continue
+                after = alias.comma.whitespace_after
+                if keep:
+                    previous = keep[-1]
+                    if isinstance(previous.comma, cst.Comma):
+                        previous = previous.with_deep_changes(
+                            previous.comma,
+                            whitespace_after=merged(
+                                previous.comma.whitespace_after, after
+                            ),
+                        )
+                    else:
+                        previous = previous.with_changes(comma=alias.comma)
+                    keep[-1] = previous
+                elif isinstance(updated_node.lpar, cst.LeftParen):
+                    lpar = changes.get("lpar", updated_node.lpar)
+                    changes["lpar"] = lpar.with_changes(
+                        whitespace_after=merged(lpar.whitespace_after, after)
+                    )
+            return self._kept(updated_node, names, keep, changes)
+
+        def _kept(self, node, names, keep, changes):
+            if len(keep) == len(names):
+                return node
+            if not keep:
+                return cst.RemoveFromParent()
+            if keep[-1] is not names[-1]:  # no trailing comma after the last name
+                keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return node.with_changes(names=keep, **changes)
+
+    return Remover

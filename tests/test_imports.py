@@ -160,3 +160,56 @@ def test_quick_unused_import_removal_matches_libcsts(name, monkeypatch):
     quick = rewrite_source(source, Options()).code
     monkeypatch.setattr(imports, "_remove_quickly", lambda *args: None)
     assert rewrite_source(source, Options()).code == quick
+
+
+# The statement-alone remover lays an import out as libcst's RemoveImportsVisitor.
+_IMPORT_STATEMENTS = [
+    "import torch.cuda.amp\n",
+    "import os, torch.cuda.amp as amp, sys\n",
+    "import torch.cuda.amp as amp, os  # amp\n",
+    "from torch.cuda.amp import GradScaler\n",
+    "from torch.cuda.amp import GradScaler as Scaler, autocast\n",
+    "from torch.cuda.amp import autocast, GradScaler\n",
+    "from torch.cuda.amp import (GradScaler, autocast)\n",
+    "from torch.cuda.amp import (\n    GradScaler,\n    autocast,\n)\n",
+    "from torch.cuda.amp import (\n    GradScaler,  # scaler\n    autocast,  # cast\n)\n",
+    "from torch.cuda.amp import (\n    autocast,  # cast\n    GradScaler,  # scaler\n)\n",
+    "from torch.cuda.amp import (\n    autocast,\n    # below\n    GradScaler,\n"
+    "    # last\n    custom_fwd,\n)\n",
+    "from torch.cuda.amp import (  # amp\n    GradScaler,  # scaler\n"
+    "    # next\n    autocast\n)\n",
+    "from torch.cuda.amp import GradScaler, autocast, custom_fwd\n",
+    "from torch.cuda import amp, nvtx\n",
+    "# above\nfrom torch.cuda.amp import GradScaler  # after\n",
+]
+_REMOVALS = [
+    [("torch.cuda.amp", None, None)],
+    [("torch.cuda.amp", None, "amp")],
+    [("torch.cuda.amp", "GradScaler", None)],
+    [("torch.cuda.amp", "GradScaler", "Scaler")],
+    [("torch.cuda.amp", "autocast", None)],
+    [("torch.cuda.amp", "GradScaler", None), ("torch.cuda.amp", "autocast", None)],
+    [("torch.cuda", "amp", None)],
+]
+
+
+@pytest.mark.parametrize("statement", _IMPORT_STATEMENTS)
+@pytest.mark.parametrize("removals", _REMOVALS, ids=str)
+def test_statement_remover_lays_out_as_libcsts(statement, removals):
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    from codemod.imports import _remove_in_statement
+
+    text = "pass\n" + statement
+    visitor = RemoveImportsVisitor(CodemodContext(), removals)
+    expected = visitor.transform_module(cst.parse_module(text)).code
+    assert _remove_in_statement(text, removals) == expected
+
+
+def test_statement_remover_leaves_relative_imports_to_the_module_pass():
+    from codemod.imports import _remove_in_statement
+
+    removal = [("amp", "GradScaler", None)]
+    assert _remove_in_statement("pass\nfrom .amp import GradScaler\n", removal) is None
