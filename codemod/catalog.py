@@ -775,10 +775,82 @@ def trigger_of(owner: str) -> "re.Pattern[str]":
     return re.compile("|".join(words))
 
 
-def prefilter() -> "re.Pattern[bytes]":
+def prefilter() -> "Prefilter":
     """Every pass's trigger, as bytes: a file matching none is not parsed."""
-    words = dict.fromkeys(r.trigger for r in ROWS)
-    return re.compile("|".join(words).encode())
+    return Prefilter(dict.fromkeys(r.trigger for r in ROWS))
+
+
+class Prefilter:
+    """Whether bytes match any of the triggers, as ``re`` says, found faster.
+
+    ``re`` tries each alternative of a pattern at each position; ``bytes in`` finds
+    one word at memchr speed. Each trigger is searched for by the word every match
+    of it contains; only a trigger that is more than its word (``\\bamp\\b``) runs
+    its pattern, and only where its word occurs.
+    """
+
+    def __init__(self, triggers) -> None:
+        self.pattern = re.compile("|".join(triggers).encode())  # the plain way
+        words, checked = [], []
+        for trigger in triggers:
+            word, exact = _required_word(trigger)
+            if exact:
+                words.append(word.encode())
+            else:
+                checked.append((word.encode(), re.compile(trigger.encode())))
+        # A trigger whose word holds a plain trigger's word adds nothing.
+        self.words = tuple(
+            w for w in words if not any(o != w and o in w for o in words)
+        )
+        self.checked = tuple(
+            (word, pattern)
+            for word, pattern in checked
+            if not any(plain in word for plain in self.words)
+        )
+
+    def matches(self, data: bytes) -> bool:
+        for word in self.words:
+            if word in data:
+                return True
+        for word, pattern in self.checked:
+            if word in data and pattern.search(data):
+                return True
+        return False
+
+
+def _required_word(trigger: str) -> Tuple[str, bool]:
+    """The longest run of characters every match of ``trigger`` contains, and whether
+    the trigger is just that run. Triggers are words with escaped punctuation, ``\\b``
+    and ``?``; anything else is refused, so that the run is never wrong."""
+    runs: List[str] = [""]
+    exact = True
+    index = 0
+    while index < len(trigger):
+        char = trigger[index]
+        if char == "\\" and index + 1 < len(trigger):
+            following = trigger[index + 1]
+            index += 2
+            if not following.isalnum():
+                runs[-1] += following  # an escaped punctuation mark
+            elif following == "b":  # a word boundary: no character of its own
+                exact = False
+                runs.append("")
+            else:
+                raise ValueError(f"trigger {trigger!r}: escape \\{following}")
+            continue
+        if char == "?":  # the character before is optional
+            exact = False
+            runs[-1] = runs[-1][:-1]
+            runs.append("")
+        elif char in ".^$*+{}[]()|\\":
+            raise ValueError(f"trigger {trigger!r}: {char!r} is not understood here")
+        else:
+            runs[-1] += char
+        index += 1
+    word = max(runs, key=len)
+    if not word:
+        raise ValueError(f"trigger {trigger!r} holds no word")
+    return word, exact
 
 
 def torch_cuda_elsewhere() -> Tuple[str, ...]:

@@ -234,9 +234,9 @@ SKIP_FILE = re.compile(rb'^[ \t]*"?#[ \t]*torchport:[ \t]*skip-file\b', re.MULTI
 
 
 def needs_parsing(data: bytes) -> bool:
-    mentions = PREFILTER.search(data) is not None
+    mentions = PREFILTER.matches(data)
     if not mentions and b"\x00" in data:  # UTF-16 or UTF-32 text: say it cannot be read
-        mentions = PREFILTER.search(data.replace(b"\x00", b"")) is not None
+        mentions = PREFILTER.matches(data.replace(b"\x00", b""))
     return mentions and SKIP_FILE.search(data) is None
 
 

@@ -207,7 +207,7 @@ def _code_cells(cells: list):
         magic = _cell_magic(text)
         if magic is not None and magic not in PYTHON_CELL_MAGICS:
             # Not Python: left alone, and reported if it may pick CUDA.
-            if _PREFILTER.search(text.encode("utf-8", "replace")) and not re.search(
+            if _PREFILTER.matches(text.encode("utf-8", "replace")) and not re.search(
                 r"#\s*noqa(?!:)|#\s*noqa:[^\n]*\bTP990\b", text
             ):
                 first = text.lstrip().split("\n", 1)[0]
