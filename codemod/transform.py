@@ -202,6 +202,8 @@ def rewrite_source(
         context.needs_device |= used_device
         if not any(i.changed for i in instances):
             continue
+        # Only a chunk that changed is written back: it must be read exactly.
+        check_reproduced(module, text, chunk.start)
         new_text = new_module.code
         if context.binding_index is not None and _is_binding_chunk(
             chunk, tree, context
@@ -413,7 +415,6 @@ def _parsed(found: List[chunks.Chunk], lines: Sequence[str], tree: ast.Module):
         if module is None:
             fallback.add(chunk.top)
         else:
-            check_reproduced(module, text, chunk.start)
             parsed.append((chunk, text, module))
     parsed = [item for item in parsed if item[0].top not in fallback]
     for start, end in fallback:
@@ -422,7 +423,6 @@ def _parsed(found: List[chunks.Chunk], lines: Sequence[str], tree: ast.Module):
         module = _parse(text)
         if module is None:  # ast accepted the file, libcst does not
             raise ParseError(f"libcst cannot parse lines {start}-{end}")
-        check_reproduced(module, text, start)
         parsed.append((chunk, text, module))
     return sorted(parsed, key=lambda item: item[0].start)
 

@@ -12,8 +12,9 @@ need around a site (a call's arguments, an ``if`` and its body).
 from __future__ import annotations
 
 import ast
+import functools
 import re
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst._position import CodeRange
@@ -49,9 +50,12 @@ class Together(cst.CSTTransformer):
         self.outside = outside
         self.positions = positions  # told which statements the traversal is in
         self.skipping: Dict[int, cst.CSTNode] = {}  # pass index -> node it skips under
-        # Attribute hooks (visit_FunctionDef_body, ...) cost a third of the traversal:
-        # call them only for passes that define some.
-        self.hooked = [i for i, p in enumerate(passes) if _has_attribute_hooks(type(p))]
+        # Attribute hooks (visit_FunctionDef_body, ...) by name: libcst's own lookup
+        # of every node's every attribute in every pass costs a third of a traversal.
+        self.hooks: Dict[str, List[Tuple[int, Callable]]] = {}
+        for i, p in enumerate(passes):
+            for name in _attribute_hooks(type(p)):
+                self.hooks.setdefault(name, []).append((i, getattr(p, name)))
         self.current: Optional[Pass] = None  # the pass running, to name it on a crash
         # Each statement visited -> what the passes made of it.
         self.built: Dict[cst.CSTNode, cst.CSTNode] = {}
@@ -87,19 +91,28 @@ class Together(cst.CSTTransformer):
         return updated_node
 
     def on_visit_attribute(self, node, attribute) -> None:
-        for i in self.hooked:
-            if i not in self.skipping:
-                self.passes[i].on_visit_attribute(node, attribute)
+        self._attribute_hook("visit", node, attribute)
 
     def on_leave_attribute(self, original_node, attribute) -> None:
-        for i in self.hooked:
+        self._attribute_hook("leave", original_node, attribute)
+
+    def _attribute_hook(self, when: str, node, attribute) -> None:
+        if not self.hooks:
+            return
+        for i, hook in self.hooks.get(f"{when}_{type(node).__name__}_{attribute}", ()):
             if i not in self.skipping:
-                self.passes[i].on_leave_attribute(original_node, attribute)
+                hook(node)
 
 
-def _has_attribute_hooks(cls: type) -> bool:
-    return any(
-        re.match(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z]", name) for name in dir(cls)
+@functools.lru_cache(maxsize=None)  # a traversal is made per chunk; dir() is slow
+def _attribute_hooks(cls: type) -> Tuple[str, ...]:
+    """The names of the attribute hooks ``cls`` defines (``visit_If_body``), not the
+    thousands of empty ones every libcst transformer inherits."""
+    return tuple(
+        name
+        for name in dir(cls)
+        if re.match(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z]", name)
+        and getattr(cls, name) is not getattr(cst.CSTTransformer, name, None)
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from codemod import transform
 from codemod.formatting import black_mode
+from codemod.passes import PASSES
 from codemod.passes.base import Options, Pass
 
 
@@ -231,3 +232,19 @@ def test_statement_positions_are_libcsts_positions(newline):
     fresh = LazyMetadata(module, ast.parse(source).body, 0, source)[PositionProvider]
     for node in reversed(list(expected)):  # asked out of order, outside a traversal
         assert fresh[node] == expected[node], type(node).__name__
+
+
+@pytest.mark.parametrize("pass_class", PASSES, ids=lambda p: p.__name__)
+def test_attribute_hooks_are_the_ones_torchport_defines(pass_class):
+    """Only hooks written in torchport are dispatched: every libcst transformer
+    inherits an empty one for each node's each attribute."""
+    from codemod.traversal import _attribute_hooks
+
+    ours = {
+        name
+        for klass in pass_class.__mro__
+        if klass.__module__.startswith("codemod")
+        for name in vars(klass)
+        if re.match(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z]", name)
+    }
+    assert set(_attribute_hooks(pass_class)) == ours
