@@ -525,31 +525,15 @@ class PerFileOptions:
 
 def _check_black_config(paths: List[str]) -> None:
     """A bad ``[tool.black]`` value is one configuration error, not one per file."""
-    from codemod.formatting import BlackConfigError, black_mode
+    from codemod.formatting import BlackConfigError, black_config, black_mode
 
     first = Path(os.path.realpath(paths[0] if paths and paths[0] != "-" else "."))
-    if not _may_configure_black(first):
+    if black_config(first) is None:
         return  # black's defaults: nothing to check, and no need to import black
     try:
         black_mode(first)
     except BlackConfigError as error:
         raise ConfigError(str(error)) from None
-
-
-def _may_configure_black(path: Path) -> bool:
-    """Whether the pyproject.toml black reads for ``path`` (in the nearest folder
-    with ``.git``, ``.hg`` or a pyproject.toml, as black finds it) says "black"."""
-    start = path if path.is_dir() else path.parent
-    for directory in [start, *start.parents]:
-        config = directory / "pyproject.toml"
-        if config.is_file():
-            try:
-                return b"black" in config.read_bytes()
-            except OSError:
-                return True  # black_mode will say what is wrong
-        if (directory / ".git").exists() or (directory / ".hg").is_dir():
-            return False
-    return False
 
 
 def _exclude(root: Optional[Path], table: Dict[str, Any]) -> Optional[_Globs]:

@@ -345,14 +345,14 @@ def _process_source(
     from codemod.formatting import BlackConfigError
 
     try:
-        from codemod.formatting import black_mode, project_line_length
+        from codemod.formatting import layout_for, project_line_length
 
-        mode = black_mode(path) if job.format else None
-        options = replace(job.options, line_length=project_line_length(path, mode))
+        layout = layout_for(path) if job.format else None
+        options = replace(job.options, line_length=project_line_length(path, layout))
         rewrite = rewrite_source(
             source,
             options,
-            format_mode=mode,
+            format_mode=layout,
             positions="output" if job.mode == WRITE else "input",
         )
         output = rewrite.code.encode(encoding) if rewrite.changed else None

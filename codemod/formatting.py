@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from codemod.lines import split_lines
 from codemod.linediff import opcodes
@@ -107,6 +109,60 @@ class BlackConfigError(ValueError):
     pyproject.toml)."""
 
 
+DEFAULT_LINE_LENGTH = 88  # black's (a test holds it to black.DEFAULT_LINE_LENGTH)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How black lays out the lines torchport changed: the line length, and the
+    project's black Mode when it configures black. Importing black costs more than
+    most rewrites, so black's default Mode is made only when black runs."""
+
+    line_length: int = DEFAULT_LINE_LENGTH
+    configured: Any = None  # the black Mode of [tool.black]; None: black's defaults
+
+    def black_mode(self):
+        if self.configured is None:
+            import black
+
+            return black.Mode(line_length=self.line_length)
+        return replace(self.configured, line_length=self.line_length)
+
+
+def layout_for(path: Optional[Path]) -> Layout:
+    """The layout of the project ``path`` is in. Raises ``BlackConfigError``."""
+    if black_config(path) is None:
+        return Layout()
+    mode = black_mode(path)
+    return Layout(mode.line_length, mode)
+
+
+def black_config(path: Optional[Path]) -> Optional[Path]:
+    """The pyproject.toml that may hold the ``[tool.black]`` black would read for
+    ``path``, found as black finds its project root; None when black would use its
+    defaults for certain: no such file, or one that never says "black"."""
+    if path is None:
+        return None
+    start = Path(os.path.realpath(path))
+    if not start.is_dir():
+        start = start.parent
+    for directory in (start, *start.parents):
+        config = directory / "pyproject.toml"
+        says_black = config.is_file() and _says_black(config)
+        if (directory / ".git").exists() or (directory / ".hg").is_dir():
+            return config if says_black else None  # black's root: it reads this one
+        if says_black:
+            return config  # black's root if its [tool.black] is real: black decides
+    return None
+
+
+def _says_black(config: Path) -> bool:
+    try:
+        return b"black" in config.read_bytes()
+    except OSError:
+        return True  # black_mode says what is wrong
+
+
 def black_mode(path: Optional[Path]):
     """The project's black configuration (line length etc.) for ``path``."""
     import black
@@ -120,18 +176,16 @@ def black_mode(path: Optional[Path]):
     return _black_mode_of(config_path)
 
 
-def project_line_length(path: Optional[Path], mode=None) -> int:
-    """The line length of the project ``path`` is in: ``mode``'s when black runs,
+def project_line_length(path: Optional[Path], layout: Optional[Layout] = None) -> int:
+    """The line length of the project ``path`` is in: ``layout``'s when black runs,
     else ``[tool.black]``'s (black's default when it has none, or a bad one): the
     lines torchport lays out itself (the device binding) keep to it either way."""
-    if mode is not None:
-        return mode.line_length
+    if layout is not None:
+        return layout.line_length
     try:
-        return black_mode(path).line_length
+        return layout_for(path).line_length
     except BlackConfigError:
-        import black
-
-        return black.DEFAULT_LINE_LENGTH
+        return DEFAULT_LINE_LENGTH
 
 
 @functools.lru_cache(maxsize=None)
@@ -183,11 +237,13 @@ def format_changed(old: str, new: str, mode) -> str:
     Returns ``new`` unchanged if black cannot format it (black is a nicety here,
     never a reason to fail a rewrite).
     """
-    import black
-
     ranges = changed_lines(old, new, mode.line_length)
     if not ranges:
         return new
+    import black
+
+    if isinstance(mode, Layout):
+        mode = mode.black_mode()
     newline = "\r\n" if "\r\n" in new else "\n"
     if newline == "\r\n" and new.count("\n") != new.count("\r\n"):
         return new  # mixed line endings: leave the text exactly as libcst wrote it

@@ -114,10 +114,10 @@ def process_notebook(
     combined = "".join(
         f"{_marker(token, n)}\n{cell.masked}" for n, cell in enumerate(code_cells)
     )
-    from codemod.formatting import black_mode, project_line_length
+    from codemod.formatting import layout_for, project_line_length
 
-    mode = black_mode(path) if job.format else None
-    options = replace(job.options, line_length=project_line_length(path, mode))
+    layout = layout_for(path) if job.format else None
+    options = replace(job.options, line_length=project_line_length(path, layout))
     positions = "output" if job.mode == WRITE else "input"
     failures = {
         ParseError: "cannot parse: {}",
@@ -126,7 +126,7 @@ def process_notebook(
     }
     try:
         rewrite = rewrite_source(
-            combined, options, format_mode=mode, positions=positions
+            combined, options, format_mode=layout, positions=positions
         )
         new_texts = _split(rewrite.code, token, code_cells)
     except tuple(failures) as error:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import subprocess
+import sys
 import textwrap
 
 import black
@@ -148,3 +150,93 @@ def test_line_map_of_a_long_rewritten_line_needs_memory_linear_in_its_size():
         tracemalloc.stop()
     assert mapping[1:4] == [1, 5, 8]
     assert peak < 8 * len(old), peak
+
+
+# -- black imported only when it runs --------------------------------------------------
+def test_the_default_line_length_is_blacks():
+    from codemod.formatting import DEFAULT_LINE_LENGTH, Layout
+
+    assert DEFAULT_LINE_LENGTH == black.DEFAULT_LINE_LENGTH
+    assert Layout().black_mode() == black.Mode()
+    assert Layout(60).black_mode() == black.Mode(line_length=60)
+
+
+@pytest.mark.parametrize(
+    "files, line_length",
+    [
+        ({}, 88),
+        ({"pyproject.toml": "[tool.black]\nline-length = 100\n"}, 100),
+        # A pyproject without [tool.black] is not black's root: it looks higher up.
+        (
+            {
+                "pyproject.toml": "[tool.black]\nline-length = 100\n",
+                "sub/pyproject.toml": "[project]\nname = 'sub'\n",
+            },
+            100,
+        ),
+        (
+            {
+                "pyproject.toml": "[tool.black]\nline-length = 100\n",
+                "sub/pyproject.toml": "[project]\ndependencies = ['black']\n",
+            },
+            100,
+        ),
+        # ...up to a repository's root, which is black's root whatever it holds.
+        (
+            {
+                "pyproject.toml": "[tool.black]\nline-length = 100\n",
+                "sub/.git/HEAD": "",
+                "sub/pyproject.toml": "[project]\nname = 'sub'\n",
+            },
+            88,
+        ),
+        (
+            {
+                "pyproject.toml": "[tool.black]\nline-length = 100\n",
+                "sub/.git/HEAD": "",
+            },
+            88,
+        ),
+        ({"sub/pyproject.toml": "[tool.black]\nline-length = 70\n"}, 70),
+    ],
+)
+def test_the_layout_is_blacks_own_configuration(tmp_path, files, line_length):
+    from codemod.formatting import black_mode, layout_for
+
+    (tmp_path / ".git").mkdir()  # the test's root, whatever lies above tmp_path
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "sub").mkdir(exist_ok=True)
+    target = tmp_path / "sub" / "a.py"
+    target.write_text("x = 1\n")
+    layout = layout_for(target)
+    assert layout.line_length == black_mode(target).line_length == line_length
+    assert layout.black_mode() == black_mode(target)
+
+
+def test_black_is_imported_only_when_it_runs(tmp_path):
+    """A file torchport parses but leaves as it is costs no import of black."""
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from codemod.engine import CHECK, Job, process_file\n"
+        "from codemod.options import Options\n"
+        "job = Job(CHECK, Options(), True)\n"
+        "for name in sys.argv[1:]:\n"
+        "    result = process_file(Path(name), job)\n"
+        "    print(name, result.changed, 'black' in sys.modules)\n"
+    )
+    (tmp_path / "plain.py").write_text("import torch\nx = torch.ones(2)  # cuda\n")
+    (tmp_path / "long.py").write_text(LONG)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "plain.py", "long.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "plain.py False False",
+        "long.py True True",
+    ]
