@@ -364,8 +364,18 @@ def _requirements_txt(path: Path) -> List[str]:
 _FLOOR_OPERATORS = (">=", "==", "~=", "===", ">")
 
 
+# A requirement's name (PEP 508): what decides, before packaging is imported, that
+# a requirement is not torch's or bounds nothing from below.
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9._-]+)")
+
+
 def torch_floor(requirement: str) -> Optional[TorchVersion]:
     """``"torch>=2.4,<3"`` -> (2, 4); None when it is not torch or has no lower bound."""
+    name = _REQUIREMENT_NAME.match(requirement)
+    if name is None or name.group(1).lower().replace("_", "-") != "torch":
+        return None
+    if not any(operator in requirement for operator in (">", "=")):
+        return None  # `torch`, `torch<3`, `torch @ URL`: no lower bound
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:

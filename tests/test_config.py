@@ -38,6 +38,10 @@ FLOORS = [
     ("torch_xla>=2.5", None),
     ("torch @ https://example.invalid/torch-2.4.0.whl", None),
     ("numpy>=1.24", None),
+    ("  torch>=2.4", (2, 4)),
+    ("torch>=", None),
+    ("torch; python_version >= '3.9'", None),
+    ("torch.nightly>=2.4", None),
 ]
 
 
