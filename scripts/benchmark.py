@@ -121,6 +121,15 @@ def make_env() -> dict:
         [str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     )
     env["NO_COLOR"] = "1"
+    # Measured as installed: pip writes the .pyc files of what it installs, but a
+    # checkout run with PYTHONDONTWRITEBYTECODE compiles torchport's modules from
+    # source at every start.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "codemod")],
+        env=env,
+        check=True,
+    )
     return env
 
 
