@@ -7,7 +7,6 @@ declared ``torch>=`` requirement, else ``DEFAULT_TARGET_TORCH``.
 
 from __future__ import annotations
 
-import configparser
 import os
 import re
 import sys
@@ -19,10 +18,14 @@ from codemod.imports import DeviceImport
 from codemod.options import DEFAULT_TARGET_TORCH, Options
 from codemod.rules import Selection, TorchVersion, parse_version
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+
+def _toml():
+    """tomllib, imported where a pyproject.toml is read (most runs read none)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(Exception):
@@ -93,6 +96,7 @@ _PROJECT_FILES = ("setup.cfg", "setup.py", "requirements.txt")
 
 def read_table(pyproject: Path) -> Dict[str, Any]:
     """``[tool.torchport]`` of ``pyproject``, checked key by key."""
+    tomllib = _toml()
     try:
         with open(pyproject, "rb") as handle:
             data = tomllib.load(handle)
@@ -289,7 +293,7 @@ def declared_torch(root: Path) -> Optional[Tuple[TorchVersion, str]]:
     for path, read in sources:
         try:
             requirements = read(path) if path.is_file() else []
-        except (OSError, ValueError, SyntaxError, configparser.Error):
+        except (OSError, ValueError, SyntaxError):
             continue  # an unreadable file declares nothing; the next source may
         floors = [v for v in map(torch_floor, requirements) if v is not None]
         if floors:
@@ -307,14 +311,19 @@ def _requirements_files(root: Path) -> List[Path]:
 
 def _pyproject_requirements(path: Path) -> List[str]:
     with open(path, "rb") as handle:
-        dependencies = tomllib.load(handle).get("project", {}).get("dependencies", [])
+        dependencies = _toml().load(handle).get("project", {}).get("dependencies", [])
     return [d for d in dependencies if isinstance(d, str)]
 
 
 def _setup_cfg_requirements(path: Path) -> List[str]:
+    import configparser
+
     parser = configparser.ConfigParser(interpolation=None)
-    parser.read(path, encoding="utf-8")
-    value = parser.get("options", "install_requires", fallback="")
+    try:
+        parser.read(path, encoding="utf-8")
+        value = parser.get("options", "install_requires", fallback="")
+    except configparser.Error as error:
+        raise ValueError(str(error)) from None
     return [line.split("#", 1)[0].strip() for line in value.splitlines()]
 
 

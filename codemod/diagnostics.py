@@ -7,7 +7,6 @@ program everything the run found.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -303,6 +302,8 @@ def _fix_message(d: Diagnostic, mode: str) -> str:
 
 
 def render_json(findings: Findings) -> str:
+    import json
+
     return json.dumps(json_records(findings), indent=2) + "\n"
 
 
@@ -464,6 +465,8 @@ def render_sarif(findings: Findings) -> str:
             }
         ],
     }
+    import json
+
     return json.dumps(log, indent=2) + "\n"
 
 
