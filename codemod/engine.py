@@ -128,8 +128,8 @@ def discover(
     roots = [os.path.realpath(".")]
     roots += [os.path.realpath(raw) for raw in paths if os.path.isdir(raw)]
 
-    def add(path: Path) -> None:
-        key = os.path.realpath(path)
+    def add(path: Path, key: Optional[str] = None) -> None:
+        key = key or os.path.realpath(path)
         if key not in seen:
             seen.add(key)
             files.append(path)
@@ -137,8 +137,8 @@ def discover(
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for found in _walk(path, exclude, extensions, errors):
-                add(found)
+            for found, real in _walk(path, exclude, extensions, errors):
+                add(found, real)
         elif path.is_file() and not path.is_symlink():
             add(path)
         elif path.is_file():
@@ -186,7 +186,10 @@ def _not_a_file(raw: str) -> str:
     return f"not a regular file ({'symbolic link to ' if link else ''}{kind})"
 
 
-def _walk(root: Path, exclude, extensions, errors: List[str]) -> Iterator[Path]:
+def _walk(
+    root: Path, exclude, extensions, errors: List[str]
+) -> Iterator[Tuple[Path, str]]:
+    """Each file found, and its real path (no link is followed on the way)."""
     specs = _gitignore_specs(root.resolve())
     root_resolved = root.resolve()
 
@@ -224,7 +227,7 @@ def _walk(root: Path, exclude, extensions, errors: List[str]) -> Iterator[Path]:
                 continue
             if exclude is not None and exclude(child, False):
                 continue
-            yield child
+            yield child, str(resolved_here / name)
 
 
 # -- one file ---------------------------------------------------------------------------
