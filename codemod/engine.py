@@ -351,6 +351,10 @@ def _process_source(
         from codemod.formatting import layout_for, project_line_length
 
         layout = layout_for(path) if job.format else None
+        if layout is not None and "codemod.black_helper" in sys.modules:
+            from codemod import black_helper  # a run started one (``run``)
+
+            layout = replace(layout, helper=black_helper.running)
         options = replace(job.options, line_length=project_line_length(path, layout))
         rewrite = rewrite_source(
             source,
@@ -691,13 +695,26 @@ def run(
                 progress(1)
     workers = min(jobs or os.cpu_count() or 1, len(todo))
     if workers <= 1:
-        for index in todo:
-            results[index] = process_file(files[index], job)
-            if progress:
-                progress(1)
+        with _black_helper(job, todo):
+            for index in todo:
+                results[index] = process_file(files[index], job)
+                if progress:
+                    progress(1)
     else:
         _run_pool(files, todo, job, workers, results, progress)
     return [r for r in results if r is not None]
+
+
+def _black_helper(job: Job, todo: Sequence[int]):
+    """Where this process rewrites files itself: black imported in a helper process
+    meanwhile (``codemod.black_helper``), unless nothing is laid out with black."""
+    if not job.format or not todo or "libcst" in sys.modules:
+        import contextlib
+
+        return contextlib.nullcontext()
+    from codemod import black_helper
+
+    return black_helper.started()
 
 
 def _run_pool(files, todo, job, workers, results, progress) -> None:

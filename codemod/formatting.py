@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
@@ -120,6 +120,9 @@ class Layout:
 
     line_length: int = DEFAULT_LINE_LENGTH
     configured: Any = None  # the black Mode of [tool.black]; None: black's defaults
+    # Where black's defaults apply, a process that has black imported and formats
+    # on request (engine's black_helper); ConnectionError when it cannot answer.
+    helper: Any = field(default=None, compare=False, repr=False)
 
     def black_mode(self):
         if self.configured is None:
@@ -240,21 +243,35 @@ def format_changed(old: str, new: str, mode) -> str:
     ranges = changed_lines(old, new, mode.line_length)
     if not ranges:
         return new
-    import black
-
-    if isinstance(mode, Layout):
-        mode = mode.black_mode()
     newline = "\r\n" if "\r\n" in new else "\n"
     if newline == "\r\n" and new.count("\n") != new.count("\r\n"):
         return new  # mixed line endings: leave the text exactly as libcst wrote it
     text = new.replace("\r\n", "\n") if newline == "\r\n" else new
     try:
-        formatted = black.format_str(text, mode=mode, lines=ranges)
+        formatted = _black_format(text, mode, ranges)
     except Exception:  # black refuses some valid code; keep the unformatted rewrite
         return new
     formatted = _without_opener_blanks(text, formatted)
     formatted = _with_untouched_blanks(text, formatted, ranges)
     return formatted.replace("\n", newline) if newline == "\r\n" else formatted
+
+
+def _black_format(text: str, mode, ranges: List[LineRange]) -> str:
+    """``black.format_str`` of ``text``'s ``ranges``: by the layout's helper when it
+    has one, else here."""
+    helper = (
+        mode.helper if isinstance(mode, Layout) and mode.configured is None else None
+    )
+    if helper is not None:
+        try:
+            return helper.format_str(text, mode.line_length, ranges)
+        except ConnectionError:
+            pass  # the helper is gone: black runs here
+    import black
+
+    if isinstance(mode, Layout):
+        mode = mode.black_mode()
+    return black.format_str(text, mode=mode, lines=ranges)
 
 
 def _with_untouched_blanks(old: str, new: str, ranges: List[LineRange]) -> str:
