@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from codemod.imports import DeviceImport
 from codemod.options import DEFAULT_TARGET_TORCH, Options
 from codemod.rules import Selection, TorchVersion, parse_version
 
@@ -142,6 +141,8 @@ def _check_value(pyproject: Path, key: str, value: Any) -> None:
     elif key == "device-name":
         check_device_name(where, value)
     elif key == "device-import":
+        from codemod.imports import DeviceImport  # only where one is configured
+
         try:
             DeviceImport.parse(value)
         except ValueError as error:
