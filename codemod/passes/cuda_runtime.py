@@ -935,8 +935,8 @@ class CudaRuntime(AcceleratedBranches, Pass):
                     name = self.qualified_name(node) or ""
                     if under(name, CUDA_ONLY_MODULES):
                         return True
-                    if name.startswith("torch.cuda.") and not name.startswith(
-                        ("torch.cuda.amp.", "torch.cuda.is_available")
+                    if name.startswith("torch.cuda.") and not under(
+                        name, ("torch.cuda.amp", "torch.cuda.is_available")
                     ):
                         return True
         return False
