@@ -50,12 +50,18 @@ class Together(cst.CSTTransformer):
         self.outside = outside
         self.positions = positions  # told which statements the traversal is in
         self.skipping: Dict[int, cst.CSTNode] = {}  # pass index -> node it skips under
-        # Attribute hooks (visit_FunctionDef_body, ...) by name: libcst's own lookup
-        # of every node's every attribute in every pass costs a third of a traversal.
-        self.hooks: Dict[str, List[Tuple[int, Callable]]] = {}
+        # Each pass's hooks by name: libcst's own dispatch looks up every pass's
+        # visit_X and leave_X on every node, and every node's every attribute, and
+        # mostly finds the empty ones each libcst transformer inherits.
+        self.visits: List[Dict[str, Callable]] = []
+        self.leaves: List[Dict[str, Callable]] = []
+        self.attribute_hooks: Dict[str, List[Tuple[int, Callable]]] = {}
         for i, p in enumerate(passes):
-            for name in _attribute_hooks(type(p)):
-                self.hooks.setdefault(name, []).append((i, getattr(p, name)))
+            visits, leaves, attributes = _hooks(type(p))
+            self.visits.append({node: getattr(p, name) for node, name in visits})
+            self.leaves.append({node: getattr(p, name) for node, name in leaves})
+            for name in attributes:
+                self.attribute_hooks.setdefault(name, []).append((i, getattr(p, name)))
         self.current: Optional[Pass] = None  # the pass running, to name it on a crash
         # Each statement visited -> what the passes made of it.
         self.built: Dict[cst.CSTNode, cst.CSTNode] = {}
@@ -65,25 +71,31 @@ class Together(cst.CSTTransformer):
             return False
         if self.positions is not None:
             self.positions.enter(node)
+        kind = type(node).__name__
         for i, p in enumerate(self.passes):
             if i in self.skipping:
                 continue
+            visit = self.visits[i].get(kind)
+            if visit is None:
+                continue
             self.current = p
-            if p.on_visit(node) is False:
+            if visit(node) is False:
                 self.skipping[i] = node
         return True
 
     def on_leave(self, original_node, updated_node):
         if original_node in self.outside:
             return updated_node
+        kind = type(original_node).__name__
         for i, p in enumerate(self.passes):
             if self.skipping.get(i, original_node) is not original_node:
                 continue  # inside a node this pass skips
             self.skipping.pop(i, None)
-            if type(updated_node) is not type(original_node):
+            leave = self.leaves[i].get(kind)
+            if leave is None or type(updated_node) is not type(original_node):
                 continue
             self.current = p
-            updated_node = p.on_leave(original_node, updated_node)
+            updated_node = leave(original_node, updated_node)
         if isinstance(original_node, cst.BaseStatement):
             self.built[original_node] = updated_node
         if self.positions is not None:
@@ -97,23 +109,40 @@ class Together(cst.CSTTransformer):
         self._attribute_hook("leave", original_node, attribute)
 
     def _attribute_hook(self, when: str, node, attribute) -> None:
-        if not self.hooks:
+        if not self.attribute_hooks:
             return
-        for i, hook in self.hooks.get(f"{when}_{type(node).__name__}_{attribute}", ()):
+        name = f"{when}_{type(node).__name__}_{attribute}"
+        for i, hook in self.attribute_hooks.get(name, ()):
             if i not in self.skipping:
                 hook(node)
 
 
+_HOOK = re.compile(r"(visit|leave)_([A-Z][A-Za-z]*)(_[a-z]\w*)?")
+
+
 @functools.lru_cache(maxsize=None)  # a traversal is made per chunk; dir() is slow
-def _attribute_hooks(cls: type) -> Tuple[str, ...]:
-    """The names of the attribute hooks ``cls`` defines (``visit_If_body``), not the
-    thousands of empty ones every libcst transformer inherits."""
-    return tuple(
-        name
-        for name in dir(cls)
-        if re.match(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z]", name)
-        and getattr(cls, name) is not getattr(cst.CSTTransformer, name, None)
-    )
+def _hooks(cls: type):
+    """The hooks ``cls`` defines, not the empty ones every libcst transformer
+    inherits: ``visit_X`` and ``leave_X`` as (node type, method name) pairs, and
+    the names of the attribute hooks (``visit_If_body``)."""
+    if (cls.on_visit, cls.on_leave) != (
+        cst.CSTTransformer.on_visit,
+        cst.CSTTransformer.on_leave,
+    ):
+        raise TypeError(f"{cls.__name__} dispatches nodes itself: not supported")
+    visits, leaves, attributes = [], [], []
+    for name in dir(cls):
+        match = _HOOK.fullmatch(name)
+        if match is None or getattr(cls, name) is getattr(
+            cst.CSTTransformer, name, None
+        ):
+            continue
+        when, node, attribute = match.groups()
+        if attribute:
+            attributes.append(name)
+        else:
+            (visits if when == "visit" else leaves).append((node, name))
+    return tuple(visits), tuple(leaves), tuple(attributes)
 
 
 class LazyMetadata:

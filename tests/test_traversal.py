@@ -235,16 +235,32 @@ def test_statement_positions_are_libcsts_positions(newline):
 
 
 @pytest.mark.parametrize("pass_class", PASSES, ids=lambda p: p.__name__)
-def test_attribute_hooks_are_the_ones_torchport_defines(pass_class):
+def test_the_hooks_dispatched_are_the_ones_torchport_defines(pass_class):
     """Only hooks written in torchport are dispatched: every libcst transformer
-    inherits an empty one for each node's each attribute."""
-    from codemod.traversal import _attribute_hooks
+    inherits an empty one for each node and each node's each attribute."""
+    from codemod.traversal import _hooks
 
     ours = {
         name
         for klass in pass_class.__mro__
         if klass.__module__.startswith("codemod")
         for name in vars(klass)
-        if re.match(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z]", name)
+        if re.fullmatch(r"(visit|leave)_[A-Z][A-Za-z]*(_[a-z]\w*)?", name)
     }
-    assert set(_attribute_hooks(pass_class)) == ours
+    visits, leaves, attributes = _hooks(pass_class)
+    assert {name for _, name in visits + leaves} | set(attributes) == ours
+    assert all(name == f"visit_{node}" for node, name in visits)
+    assert all(name == f"leave_{node}" for node, name in leaves)
+
+
+def test_a_pass_that_dispatches_nodes_itself_is_refused():
+    from codemod.traversal import _hooks
+
+    class Dispatching(Pass):
+        TRIGGER = re.compile("cuda")
+
+        def on_visit(self, node):
+            return True
+
+    with pytest.raises(TypeError):
+        _hooks(Dispatching)
