@@ -348,12 +348,11 @@ def _process_source(
     from codemod.formatting import BlackConfigError
 
     try:
+        from codemod import black_helper
         from codemod.formatting import layout_for, project_line_length
 
         layout = layout_for(path) if job.format else None
-        if layout is not None and "codemod.black_helper" in sys.modules:
-            from codemod import black_helper  # a run started one (``run``)
-
+        if layout is not None:  # black in the run's helper, where ``run`` made one
             layout = replace(layout, helper=black_helper.running)
         options = replace(job.options, line_length=project_line_length(path, layout))
         rewrite = rewrite_source(

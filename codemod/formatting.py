@@ -147,8 +147,11 @@ def black_config(path: Optional[Path]) -> Optional[Path]:
     if path is None:
         return None
     start = Path(os.path.realpath(path))
-    if not start.is_dir():
-        start = start.parent
+    return _black_config_above(start if start.is_dir() else start.parent)
+
+
+@functools.lru_cache(maxsize=None)  # asked for each file of a folder
+def _black_config_above(start: Path) -> Optional[Path]:
     for directory in (start, *start.parents):
         config = directory / "pyproject.toml"
         says_black = config.is_file() and _says_black(config)
