@@ -370,6 +370,8 @@ def _uri(path: str) -> str:
 
 def render_sarif(findings: Findings) -> str:
     """SARIF 2.1.0, for GitHub code scanning and other dashboards."""
+    import json
+
     from codemod import __version__
     from codemod.rules import all_rules
 
@@ -465,8 +467,6 @@ def render_sarif(findings: Findings) -> str:
             }
         ],
     }
-    import json
-
     return json.dumps(log, indent=2) + "\n"
 
 
