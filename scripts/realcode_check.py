@@ -18,10 +18,12 @@ reports one markdown table row per folder:
                  errors, internal errors)
 ``no compile``   changed ``.py`` files that compiled before and no longer ``compile()``
 ``non-idem``     files the second run changed again
-``no-cuda chg``  changed files that mention neither ``cuda`` nor ``nccl`` (must be 0)
+``no-cuda chg``  changed files that mention neither ``cuda``, ``nccl`` nor the deprecated
+                 ``torch.cpu.amp`` the AMP rules also rewrite (must be 0)
 ``text chg``     changed files whose comments, docstrings or non-device string literals
                  changed (device strings ``"cuda"``, ``"cuda:N"``, ``"cuda:{}"``,
-                 f-strings starting ``cuda:``, and ``"nccl"`` may change)
+                 f-strings starting ``cuda:``, ``"nccl"``, and the ``"cpu"`` of
+                 ``"cuda" if ... else "cpu"`` may change)
 ``ws chg``       changed files where whitespace-only lines were edited or removed on their
                  own (not part of a code change): "nothing else moves"
 ``sites``        census sites before -> after
@@ -136,6 +138,12 @@ def _mentions_cuda(data: bytes) -> bool:
     return b"cuda" in lowered or b"nccl" in lowered
 
 
+def _may_change(data: bytes) -> bool:
+    """What torchport may rewrite: CUDA code, or the deprecated ``torch.cpu.amp``
+    (the AMP rules rewrite it with ``torch.cuda.amp``)."""
+    return _mentions_cuda(data) or b"cpu.amp" in data
+
+
 def default_command() -> list[str]:
     exe = shutil.which("torchport")
     return [exe] if exe else [sys.executable, "-m", "codemod"]
@@ -191,6 +199,15 @@ def strings(src: str) -> tuple[list[str], Counter]:
             ):
                 docs.append(b[0].value.value)
                 doc_ids.add(id(b[0].value))
+    # The "cpu" of a device choice, ``"cuda" if ... else "cpu"``, goes with it.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.IfExp):
+            values = [node.body, node.orelse]
+            texts = [getattr(v, "value", None) for v in values]
+            if "cpu" in texts and any(
+                isinstance(t, str) and DEVICE_LIKE.match(t) for t in texts
+            ):
+                doc_ids.update(id(v) for v in values)
     inner = set()
     lits = Counter()
     for node in ast.walk(tree):
@@ -366,7 +383,7 @@ def check(
         row.changed = len(changed)
         for k in changed:
             b, a = before[k], mid.get(k, b"")
-            if not _mentions_cuda(b):
+            if not _may_change(b):
                 row.nocuda_changed += 1
                 problems.append(f"{k}: changed but mentions neither CUDA nor NCCL")
             if k.endswith(".py"):
