@@ -495,21 +495,12 @@ def _remove_in_statement(text: str, removals) -> Optional[str]:
     return None if remover.refused else edited.code
 
 
-def _dotted(node) -> Optional[str]:
-    import libcst as cst
-
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    return None
-
-
 @lru_cache(maxsize=None)
 def _statement_import_remover():
     """The remover's class, made on first use: it subclasses a libcst class."""
     import libcst as cst
+
+    from codemod.names import dotted_name
 
     def merged(left, right):
         """The whitespace after a kept comma, given the removed comma's: comment
@@ -543,7 +534,7 @@ def _statement_import_remover():
             if updated_node.relative:
                 self.refused = True  # the package is unknown here
                 return updated_node
-            module_name = _dotted(updated_node.module)
+            module_name = dotted_name(updated_node.module)
             keep, changes = [], {}
             for alias in names:
                 removal = (module_name, alias.evaluated_name, alias.evaluated_alias)
