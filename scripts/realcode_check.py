@@ -200,6 +200,7 @@ def strings(src: str) -> tuple[list[str], Counter]:
                 docs.append(b[0].value.value)
                 doc_ids.add(id(b[0].value))
     # The "cpu" of a device choice, ``"cuda" if ... else "cpu"``, goes with it.
+    device_choices = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.IfExp):
             values = [node.body, node.orelse]
@@ -207,7 +208,7 @@ def strings(src: str) -> tuple[list[str], Counter]:
             if "cpu" in texts and any(
                 isinstance(t, str) and DEVICE_LIKE.match(t) for t in texts
             ):
-                doc_ids.update(id(v) for v in values)
+                device_choices.update(id(v) for v in values)
     inner = set()
     lits = Counter()
     for node in ast.walk(tree):
@@ -229,6 +230,7 @@ def strings(src: str) -> tuple[list[str], Counter]:
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
             and id(node) not in doc_ids
+            and id(node) not in device_choices
             and id(node) not in inner
             and not DEVICE_LIKE.match(node.value)
         ):
@@ -385,7 +387,9 @@ def check(
             b, a = before[k], mid.get(k, b"")
             if not _may_change(b):
                 row.nocuda_changed += 1
-                problems.append(f"{k}: changed but mentions neither CUDA nor NCCL")
+                problems.append(
+                    f"{k}: changed but mentions neither CUDA, NCCL nor torch.cpu.amp"
+                )
             if k.endswith(".py"):
                 if compiles(b, k) and not compiles(a, k):
                     row.no_compile += 1
