@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codemod import engine  # noqa: E402
+from codemod.run import engine  # noqa: E402
 from codemod.passes.base import Options  # noqa: E402
 
 SOURCE = "import torch\n\nx = torch.ones(2).cuda()\nn = 0  # edit 000000\n"

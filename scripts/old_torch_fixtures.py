@@ -32,7 +32,7 @@ from typing import List, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from codemod.rules import TorchVersion, format_version, parse_version  # noqa: E402
+from codemod.model.rule import TorchVersion, format_version, parse_version  # noqa: E402
 from tests.fixture_cases import (  # noqa: E402
     after_of,
     before_files,

@@ -24,10 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from codemod.engine import decode, needs_parsing  # noqa: E402
-from codemod.formatting import black_mode  # noqa: E402
-from codemod.options import Options  # noqa: E402
-from codemod.transform import RewriteError, rewrite_source  # noqa: E402
+from codemod.run.engine import decode, needs_parsing  # noqa: E402
+from codemod.rewrite.formatting import black_mode  # noqa: E402
+from codemod.model.options import Options  # noqa: E402
+from codemod.rewrite.pipeline import RewriteError, rewrite_source  # noqa: E402
 
 
 def _files(paths):

@@ -46,7 +46,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
-from codemod.backends import IDIOMS, UNKNOWN, YES  # noqa: E402
+from codemod.catalog.backends import IDIOMS, UNKNOWN, YES  # noqa: E402
 from cuda_equivalence import run  # noqa: E402
 
 PROBE = r"""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import List
 
 from codemod.passes.base import Options
-from codemod.rules import parse_version
+from codemod.model.rule import parse_version
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

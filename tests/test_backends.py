@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod.backends import (
+from codemod.catalog.backends import (
     BACKENDS,
     IDIOMS,
     NO,

@@ -25,12 +25,12 @@ FEW = [p for p in CASES if "/formatting/" in p or "/end_to_end/" in p]
 SCRIPT = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    from codemod import black_helper
-    from codemod.formatting import Layout
-    from codemod.options import Options
+    from codemod.run import black_helper
+    from codemod.rewrite.formatting import Layout
+    from codemod.model.options import Options
 
     def rewrites(mode):
-        from codemod.transform import rewrite_source
+        from codemod.rewrite.pipeline import rewrite_source
         return [
             rewrite_source(Path(p).read_text(encoding="utf-8"), Options(),
                            format_mode=mode).code
@@ -90,8 +90,8 @@ def test_a_one_file_run_lays_out_through_the_helper(tmp_path):
     script = textwrap.dedent("""
         import sys
         from pathlib import Path
-        from codemod.engine import WRITE, Job, run
-        from codemod.options import Options
+        from codemod.run.engine import WRITE, Job, run
+        from codemod.model.options import Options
         [result] = run([Path("train.py")], Job(WRITE, Options(), True), jobs=1)
         print(result.changed, "black" in sys.modules)
     """)
@@ -102,8 +102,8 @@ def test_a_one_file_run_lays_out_through_the_helper(tmp_path):
     assert proc.stdout.split() == ["True", "False"]
     import black
 
-    from codemod.options import Options
-    from codemod.transform import rewrite_source
+    from codemod.model.options import Options
+    from codemod.rewrite.pipeline import rewrite_source
 
     here = rewrite_source(source, Options(), format_mode=black.Mode()).code
     assert (tmp_path / "train.py").read_text() == here

@@ -8,13 +8,14 @@ import black
 import pytest
 import torch
 
-from codemod import catalog, docs
-from codemod.engine import CHECK, PREFILTER, Job, process_source
-from codemod.notebook import SKIPPED_CELL
+from codemod import catalog
+from codemod.output import docs
+from codemod.run.engine import CHECK, PREFILTER, Job, process_source
+from codemod.run.notebook import SKIPPED_CELL
 from codemod.passes import PASSES
 from codemod.passes.base import Options
 from codemod.rules import all_rules
-from codemod.transform import rewrite_source
+from codemod.rewrite.pipeline import rewrite_source
 from tests.fixture_cases import FIXTURES, before_files, case_id
 from tests.test_fixtures import _rewrite
 
@@ -82,7 +83,7 @@ def test_readme_rule_tables_are_current():
     readme = docs.README.read_text(encoding="utf-8")
     assert readme == docs.readme_with_tables(
         readme
-    ), "README rule tables are stale: run python -m codemod.docs"
+    ), "README rule tables are stale: run python -m codemod.output.docs"
     for code in all_rules():
         assert f"[{code}](docs/rules.md#" in readme
 

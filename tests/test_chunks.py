@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 import itertools
 
-from codemod.chunks import select
-from codemod.names import ModuleFacts
+from codemod.rewrite.chunks import select
+from codemod.rewrite.names import ModuleFacts
 from codemod.passes.base import Options
 from codemod.passes import PASSES
-from codemod.transform import _context_lines, rewrite_source
+from codemod.rewrite.pipeline import _context_lines, rewrite_source
 
 
 def rewrite(source: str) -> str:

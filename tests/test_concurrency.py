@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod import engine
+from codemod.run import engine
 from codemod.passes.base import Options
 from tests.cli_helpers import ROOT, run_cli
 

@@ -7,7 +7,11 @@ import textwrap
 
 import pytest
 
-from codemod.config import declared_torch, resolve_options, torch_floor
+from codemod.config.settings import (
+    declared_torch,
+    resolve_options,
+    torch_floor,
+)
 from tests.cli_helpers import run_cli
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod.config import ConfigError, resolve_options
+from codemod.config.settings import ConfigError, resolve_options
 from tests.cli_helpers import run_cli
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"

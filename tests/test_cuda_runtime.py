@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from codemod.passes.cuda_runtime import API, METHODS, RULES
-from codemod.transform import rewrite_source
+from codemod.rewrite.pipeline import rewrite_source
 from tests.fixture_cases import FIXTURES, options_of
 
 FIXTURE_DIR = FIXTURES / "cuda_runtime"

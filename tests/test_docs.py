@@ -7,19 +7,20 @@ import json
 import black
 import pytest
 
-from codemod.docs import RULES_MD, render_all
-from codemod.engine import CHECK, Job, process_source
-from codemod.notebook import SKIPPED_CELL
+from codemod.output.docs import RULES_MD, render_all
+from codemod.run.engine import CHECK, Job, process_source
+from codemod.run.notebook import SKIPPED_CELL
 from codemod.passes.base import Options
-from codemod.rules import Fix, all_rules
-from codemod.transform import rewrite_source
+from codemod.model.rule import Fix
+from codemod.rules import all_rules
+from codemod.rewrite.pipeline import rewrite_source
 from tests.cli_helpers import run_cli
 
 
 def test_rules_md_is_current():
     assert (
         RULES_MD.read_text(encoding="utf-8") == render_all()
-    ), "docs/rules.md is stale: run python -m codemod.docs"
+    ), "docs/rules.md is stale: run python -m codemod.output.docs"
 
 
 @pytest.mark.parametrize("rule", all_rules().values(), ids=lambda r: r.code)

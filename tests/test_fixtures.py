@@ -8,8 +8,8 @@ import functools
 import black
 import pytest
 
-from codemod.diagnostics import render_text
-from codemod.transform import rewrite_source
+from codemod.output.diagnostics import render_text
+from codemod.rewrite.pipeline import rewrite_source
 from tests.fixture_cases import (
     after_of,
     before_files,

@@ -10,10 +10,10 @@ import textwrap
 import black
 import pytest
 
-from codemod.engine import WRITE, Job, process_source
-from codemod.formatting import black_mode, line_map
+from codemod.run.engine import WRITE, Job, process_source
+from codemod.rewrite.formatting import black_mode, line_map
 from codemod.passes.base import Options
-from codemod.transform import rewrite_source
+from codemod.rewrite.pipeline import rewrite_source
 from tests.cli_helpers import run_cli
 from tests.fixture_cases import FIXTURES, after_of
 
@@ -120,8 +120,8 @@ def test_line_map_follows_a_line_that_black_split():
 def test_a_long_comment_is_not_a_reason_to_split_a_rewritten_line():
     import black
 
-    from codemod.options import Options
-    from codemod.transform import rewrite_source
+    from codemod.model.options import Options
+    from codemod.rewrite.pipeline import rewrite_source
 
     comment = (
         "# examples: 'cpu', 'cuda', 'cuda:0', 'cuda:1' etc., or try 'mps' on macbooks"
@@ -154,7 +154,7 @@ def test_line_map_of_a_long_rewritten_line_needs_memory_linear_in_its_size():
 
 # -- black imported only when it runs --------------------------------------------------
 def test_the_default_line_length_is_blacks():
-    from codemod.formatting import DEFAULT_LINE_LENGTH, Layout
+    from codemod.rewrite.formatting import DEFAULT_LINE_LENGTH, Layout
 
     assert DEFAULT_LINE_LENGTH == black.DEFAULT_LINE_LENGTH
     assert Layout().black_mode() == black.Mode()
@@ -201,7 +201,7 @@ def test_the_default_line_length_is_blacks():
     ],
 )
 def test_the_layout_is_blacks_own_configuration(tmp_path, files, line_length):
-    from codemod.formatting import black_mode, layout_for
+    from codemod.rewrite.formatting import black_mode, layout_for
 
     (tmp_path / ".git").mkdir()  # the test's root, whatever lies above tmp_path
     for name, text in files.items():
@@ -220,8 +220,8 @@ def test_black_is_imported_only_when_it_runs(tmp_path):
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from codemod.engine import CHECK, Job, process_file\n"
-        "from codemod.options import Options\n"
+        "from codemod.run.engine import CHECK, Job, process_file\n"
+        "from codemod.model.options import Options\n"
         "job = Job(CHECK, Options(), True)\n"
         "for name in sys.argv[1:]:\n"
         "    result = process_file(Path(name), job)\n"

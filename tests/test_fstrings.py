@@ -8,8 +8,10 @@ import sys
 import libcst as cst
 import pytest
 
-from codemod import checks, fstrings, transform
-from codemod.options import Options
+from codemod.rewrite import checks
+from codemod.rewrite import fstrings
+from codemod.rewrite import pipeline as transform
+from codemod.model.options import Options
 from codemod.passes.base import Pass
 from tests.fixture_cases import after_of, before_files, case_id
 

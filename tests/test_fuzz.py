@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from codemod.formatting import black_mode
+from codemod.rewrite.formatting import black_mode
 from codemod.passes.base import Options
-from codemod.transform import RoundTripError, rewrite_source
+from codemod.rewrite.pipeline import RoundTripError, rewrite_source
 
 # Built once: building the grammar strategy costs about a second.
 RANDOM_CODE = hypothesmith.from_grammar(auto_target=False)

@@ -9,9 +9,9 @@ import sys
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemod import grammar
-from codemod.engine import CHECK, WRITE, Job, process_source
-from codemod.options import Options
+from codemod.rewrite import grammar
+from codemod.run.engine import CHECK, WRITE, Job, process_source
+from codemod.model.options import Options
 
 # PEP 695 (generics, type aliases; Python 3.12) and PEP 701 (f-strings that reuse
 # their quotes; 3.12), spread over several lines.

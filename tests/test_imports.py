@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from codemod.config import ConfigError, read_table
-from codemod.imports import DeviceImport
-from codemod.options import Options
-from codemod.transform import rewrite_source
+from codemod.config.settings import ConfigError, read_table
+from codemod.rewrite.imports import DeviceImport
+from codemod.model.options import Options
+from codemod.rewrite.pipeline import rewrite_source
 from tests.fixture_cases import FIXTURES
 
 
@@ -154,7 +154,7 @@ _SCALER_PROGRAMS = {
 
 @pytest.mark.parametrize("name", sorted(_SCALER_PROGRAMS))
 def test_quick_unused_import_removal_matches_libcsts(name, monkeypatch):
-    from codemod import imports
+    from codemod.rewrite import imports
 
     source = _SCALER_PROGRAMS[name]
     quick = rewrite_source(source, Options()).code
@@ -200,7 +200,7 @@ def test_statement_remover_lays_out_as_libcsts(statement, removals):
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import RemoveImportsVisitor
 
-    from codemod.imports import _remove_in_statement
+    from codemod.rewrite.imports import _remove_in_statement
 
     text = "pass\n" + statement
     visitor = RemoveImportsVisitor(CodemodContext(), removals)
@@ -209,7 +209,7 @@ def test_statement_remover_lays_out_as_libcsts(statement, removals):
 
 
 def test_statement_remover_leaves_relative_imports_to_the_module_pass():
-    from codemod.imports import _remove_in_statement
+    from codemod.rewrite.imports import _remove_in_statement
 
     removal = [("amp", "GradScaler", None)]
     assert _remove_in_statement("pass\nfrom .amp import GradScaler\n", removal) is None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod import engine
+from codemod.run import engine
 from codemod.passes.base import Options
 from tests.cli_helpers import ROOT
 
@@ -70,7 +70,7 @@ BLOCKED = "f200.py"
 SCRIPT = f"""
 import os, sys, time
 from pathlib import Path
-from codemod import engine
+from codemod.run import engine
 real = engine.process_file
 def process_file(path, job):
     if Path(path).name == {BLOCKED!r}:

@@ -55,7 +55,7 @@ def test_bad_black_setting_does_not_matter_without_formatting(tmp_path):
 EARLY_STOP = """
 import os, signal, sys
 from pathlib import Path
-from codemod import engine
+from codemod.run import engine
 from codemod.passes.base import Options
 
 real = engine._init_worker

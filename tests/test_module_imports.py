@@ -25,18 +25,18 @@ def imported_modules(module: str):
 
 
 def test_notebook_does_not_import_the_engine():
-    assert "codemod.engine" not in imported_modules("notebook")
+    assert "codemod.run.engine" not in imported_modules("run/notebook")
 
 
 def test_result_types_import_neither_engine_nor_notebook():
-    assert imported_modules("results") <= {
-        "codemod.diagnostics",
-        "codemod.diagnostics.Diagnostic",
+    assert imported_modules("run/results") <= {
+        "codemod.model.diagnostic",
+        "codemod.model.diagnostic.Diagnostic",
     }
 
 
 def test_modes_are_an_enum_that_reads_as_its_value():
-    from codemod.results import Mode
+    from codemod.run.results import Mode
 
     assert [m.value for m in Mode] == ["write", "check", "diff"]
     assert Mode.WRITE == "write"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod.engine import CHECK, WRITE, Job, process_source
+from codemod.run.engine import CHECK, WRITE, Job, process_source
 from codemod.passes.base import Options
 from tests.cli_helpers import run_cli
 from tests.fixture_cases import FIXTURES

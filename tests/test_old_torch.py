@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from codemod.options import Options
-from codemod.transform import rewrite_source
+from codemod.model.options import Options
+from codemod.rewrite.pipeline import rewrite_source
 from scripts.old_torch_fixtures import old_target_fixtures, too_new
 from tests.fixture_cases import FIXTURES, after_of, case_id, options_of
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from codemod.diagnostics import Diagnostic, Findings, render_github, render_text
+from codemod.model.diagnostic import Diagnostic
+from codemod.output.diagnostics import Findings, render_github, render_text
 from tests.cli_helpers import run_cli, run_on_a_terminal
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from codemod.engine import PREFILTER
+from codemod.run.engine import PREFILTER
 from codemod.passes import PASSES
 
 

@@ -22,7 +22,7 @@ from typing import Dict
 
 import pytest
 
-from codemod.transform import RewriteError
+from codemod.rewrite.pipeline import RewriteError
 from tests.fixture_cases import (
     PROGRAMS,
     after_of,

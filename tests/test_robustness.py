@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod import engine
+from codemod.run import engine
 from codemod.passes.base import Options
 from tests.cli_helpers import run_cli
 
@@ -451,7 +451,7 @@ def test_work_grows_linearly_with_equal_lines():
 # -- the self-check: a faulty pass never reaches the disk ----------------------------
 import libcst as cst  # noqa: E402
 
-from codemod import transform  # noqa: E402
+from codemod.rewrite import pipeline as transform  # noqa: E402
 from codemod.passes.base import Pass  # noqa: E402
 from codemod.passes.tensor_methods import TensorMethods  # noqa: E402
 

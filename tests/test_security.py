@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codemod.diagnostics import Diagnostic, render_github, render_text
+from codemod.model.diagnostic import Diagnostic
+from codemod.output.diagnostics import render_github, render_text
 from tests.cli_helpers import run_cli
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\n"
@@ -202,7 +203,7 @@ def test_no_file_name_forges_a_command_or_a_record(forging_tree, flags):
 
 
 def test_printable_escapes_controls_and_separators():
-    from codemod.text import printable, printable_path
+    from codemod.model.text import printable, printable_path
 
     assert printable("a\x1b[2Kb\tc\u2029d\x7f") == "a\\x1b[2Kb\\tc\\u2029d\\x7f"
     assert printable("caf\u00e9 \u4e2d.py") == "caf\u00e9 \u4e2d.py"  # text stays

@@ -18,9 +18,9 @@ import pytest
 import torch
 
 from codemod import catalog
-from codemod.options import Options
+from codemod.model.options import Options
 from codemod.passes._helpers import is_guard
-from codemod.transform import rewrite_source
+from codemod.rewrite.pipeline import rewrite_source
 
 OPTIONS = Options(target_torch=(2, 13), unsafe_fixes=True, device_name="DEVICE")
 # A portable form that is a function: `{torch}.a.b` or the device module's.

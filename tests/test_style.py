@@ -12,12 +12,12 @@ import textwrap
 import black
 import pytest
 
-from codemod import chunks
-from codemod.binding import binding_statement
-from codemod.engine import WRITE, Job, process_source
-from codemod.options import Options
+from codemod.rewrite import chunks
+from codemod.rewrite.device import binding_statement
+from codemod.run.engine import WRITE, Job, process_source
+from codemod.model.options import Options
 from codemod.passes.base import FileContext
-from codemod.transform import rewrite_source
+from codemod.rewrite.pipeline import rewrite_source
 
 
 def _rewrite(source: str, **options) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import black
 
-from codemod.engine import CHECK, Job, needs_parsing, process_source
+from codemod.run.engine import CHECK, Job, needs_parsing, process_source
 from codemod.passes.base import Options, noqa_lines
-from codemod.transform import rewrite_source
+from codemod.rewrite.pipeline import rewrite_source
 from tests.cli_helpers import run_cli
 
 

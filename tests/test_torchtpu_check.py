@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from codemod.backends import IDIOMS, UNKNOWN, YES
+from codemod.catalog.backends import IDIOMS, UNKNOWN, YES
 from tests.fixture_cases import ROOT
 
 

@@ -8,8 +8,8 @@ import re
 import libcst as cst
 import pytest
 
-from codemod import transform
-from codemod.formatting import black_mode
+from codemod.rewrite import pipeline as transform
+from codemod.rewrite.formatting import black_mode
 from codemod.passes import PASSES
 from codemod.passes.base import Options, Pass
 
@@ -170,7 +170,7 @@ def test_statement_positions_are_libcsts_positions(newline):
 
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from codemod.traversal import LazyMetadata, StatementPositions
+    from codemod.rewrite.traversal import LazyMetadata, StatementPositions
 
     source = newline.join(
         [
@@ -238,7 +238,7 @@ def test_statement_positions_are_libcsts_positions(newline):
 def test_the_hooks_dispatched_are_the_ones_torchport_defines(pass_class):
     """Only hooks written in torchport are dispatched: every libcst transformer
     inherits an empty one for each node and each node's each attribute."""
-    from codemod.traversal import _hooks
+    from codemod.rewrite.traversal import _hooks
 
     ours = {
         name
@@ -254,7 +254,7 @@ def test_the_hooks_dispatched_are_the_ones_torchport_defines(pass_class):
 
 
 def test_a_pass_that_dispatches_nodes_itself_is_refused():
-    from codemod.traversal import _hooks
+    from codemod.rewrite.traversal import _hooks
 
     class Dispatching(Pass):
         TRIGGER = re.compile("cuda")

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(
 SCRIPT = """
 import os, sys, time
 from pathlib import Path
-from codemod import engine
+from codemod.run import engine
 from codemod.passes.base import Options
 
 folder = Path(sys.argv[1])

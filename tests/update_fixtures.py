@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from codemod.transform import RewriteError
+from codemod.rewrite.pipeline import RewriteError
 from tests.fixture_cases import (
     after_of,
     before_files,

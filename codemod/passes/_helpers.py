@@ -26,7 +26,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import CUDA_ONLY, PORTED, under
-from codemod.names import dotted_name
+from codemod.rewrite.names import dotted_name
 from codemod.passes.base import walk
 
 IMPORTED = (

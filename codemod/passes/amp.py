@@ -16,7 +16,8 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import ACCELERATOR_TORCH, Pass
-from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, register
+from codemod.model.rule import Fix, Rule
 
 RULES = (
     Rule(

@@ -27,7 +27,8 @@ import libcst as cst
 from codemod.passes.base import Pass
 from codemod import catalog
 from codemod.passes._helpers import IMPORTED, ImportSites, imported_names
-from codemod.rules import Fix, Rule, register
+from codemod.model.rule import Fix, Rule
+from codemod.rules import register
 
 RULES = (
     Rule(

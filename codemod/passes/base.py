@@ -4,7 +4,7 @@ A pass is a libcst transformer that resolves names on the *original* nodes
 (qualified names, positions) and builds its replacement from the updated ones.
 Passes rewrite expressions in place and never add or remove lines: diagnostics
 keep the line numbers of the input, and the device binding is inserted only at
-the end (``codemod.binding``).
+the end (``codemod.rewrite.device``).
 """
 
 from __future__ import annotations
@@ -27,17 +27,18 @@ from typing import (
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from codemod.lines import split_lines
-from codemod.diagnostics import Diagnostic
-from codemod.names import ModuleFacts
+from codemod.model.lines import split_lines
+from codemod.model.diagnostic import Diagnostic
+from codemod.rewrite.names import ModuleFacts
 
-# Passes import these from here; they live in codemod.options, which needs no libcst.
-from codemod.options import (
+# Passes import these from here; they live in codemod.model.options, which needs no libcst.
+from codemod.model.options import (
     ACCELERATOR_TORCH,
     DEFAULT_TARGET_TORCH,
     Options,
 )  # noqa: F401
-from codemod.rules import REGISTRY, Fix, Rule, format_version
+from codemod.rules import REGISTRY
+from codemod.model.rule import Fix, Rule, format_version
 
 _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
@@ -122,13 +123,13 @@ class FileContext:
         self.facts = facts or ModuleFacts()
         self.diagnostics: List[Diagnostic] = []
         self.noqa = noqa_lines(source)
-        # Where the chunk being rewritten sits in the file (see codemod.chunks).
+        # Where the chunk being rewritten sits in the file (see codemod.rewrite.chunks).
         self.line_offset = 0
         self.col_offset = 0
         self.chunk_ends_block = False  # the chunk's last statement ends its block
         self.chunk_text = ""  # the chunk's source, dedented
         self.claimed: Set[cst.CSTNode] = set()  # nodes a pass rewrites as a whole
-        # Filled by codemod.binding.plan_binding before the first pass runs.
+        # Filled by codemod.rewrite.device.plan_binding before the first pass runs.
         self.device_name = options.device_name
         self.torch_name = "torch"
         self.needs_device = False
@@ -200,6 +201,7 @@ class FileContext:
                 apply,
                 end_col=end_col,
                 span_lines=span,
+                severity=rule.severity,
             )
         )
         return apply
@@ -208,7 +210,7 @@ class FileContext:
 class Pass(cst.CSTTransformer):
     """Base class of a transform pass. Subclasses set RULES and TRIGGER.
 
-    A pass sees one chunk of the file at a time (``codemod.chunks``), together with
+    A pass sees one chunk of the file at a time (``codemod.rewrite.chunks``), together with
     the other passes in a single traversal; module-wide facts are in
     ``self.context.facts``.
     """
@@ -216,7 +218,7 @@ class Pass(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
     RULES: ClassVar[Tuple[Rule, ...]] = ()
     # The pass runs only on files whose text matches this pattern, and sees the
-    # statements whose lines match it (codemod.chunks).
+    # statements whose lines match it (codemod.rewrite.chunks).
     TRIGGER: ClassVar[Pattern[str]] = re.compile("cuda")
     # More lines that can hold its sites once it runs (`device_ids=` of DDP).
     HITS: ClassVar[Optional[Pattern[str]]] = None

@@ -42,7 +42,8 @@ from codemod.passes._helpers import (
     is_guard,
 )
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
-from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, register
+from codemod.model.rule import Fix, Rule
 
 OOM_ERROR_TORCH = (2, 5)  # torch.OutOfMemoryError
 MEMORY_TORCH = (2, 9)  # torch.accelerator memory statistics
@@ -836,7 +837,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
 
     def _decide_exits(self, original, updated):
         """Decide each early exit of a block with the statements after it. A module
-        here is a chunk of the file (codemod.chunks): unless it ends its block (a
+        here is a chunk of the file (codemod.rewrite.chunks): unless it ends its block (a
         chunk holding an early exit runs to the end of its block), later statements
         are not in view and its early exits are kept (and reported)."""
         body = list(updated.body)

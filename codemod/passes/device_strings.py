@@ -19,7 +19,8 @@ import libcst as cst
 from codemod import catalog
 from codemod.passes._helpers import AcceleratedBranches, is_binding_type, target_name
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, option_name
-from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, register
+from codemod.model.rule import Fix, Rule
 
 RULES = (
     Rule(

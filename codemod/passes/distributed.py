@@ -24,7 +24,8 @@ from codemod.passes._helpers import (
     target_name,
     without_guards,
 )
-from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, register
+from codemod.model.rule import Fix, Rule
 
 DIST_TORCH = (2, 6)  # torch.distributed.get_default_backend_for_device
 

@@ -25,9 +25,10 @@ from codemod.passes._helpers import (
     is_cuda_test,
     is_sm_version,
 )
-from codemod.names import dotted_name
+from codemod.rewrite.names import dotted_name
 from codemod.passes.base import Pass, attribute_name, walk
-from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, register
+from codemod.model.rule import Fix, Rule
 
 RULES = (
     Rule(

@@ -15,7 +15,8 @@ from codemod.passes._helpers import (
     cuda_only_code,
 )
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name
-from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, register
+from codemod.model.rule import Fix, Rule
 
 RULES = (
     Rule(

@@ -26,7 +26,8 @@ import libcst as cst
 from codemod import catalog
 from codemod.passes._helpers import is_cuda_test
 from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, walk
-from codemod.rules import EXAMPLE_BINDING, Fix, Rule, register
+from codemod.rules import EXAMPLE_BINDING, register
+from codemod.model.rule import Fix, Rule
 
 RULES = (
     Rule(

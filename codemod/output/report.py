@@ -19,7 +19,8 @@ from pathlib import Path, PurePath
 from typing import Dict, List, Sequence, Tuple
 
 from codemod import __version__
-from codemod.diagnostics import Diagnostic, Problem, plural, problems_of
+from codemod.model.diagnostic import Diagnostic
+from codemod.output.diagnostics import Problem, plural, problems_of
 
 # Families of rule codes, in the order the report shows them.
 FAMILIES: Dict[str, str] = {
@@ -144,8 +145,8 @@ def collect(results, errors: Sequence[str], mode: str, settings, before) -> Repo
     ``before`` maps path -> original bytes when the run rewrote files (their diffs
     are made here); a preview run (diff mode) brings its own diffs.
     """
-    from codemod.engine import WRITE
-    from codemod.rules import format_version
+    from codemod.run.engine import WRITE
+    from codemod.model.rule import format_version
 
     problems = [p for line in errors for p in problems_of(line.split(": ")[0], line)]
     problems += [p for r in results if r.error for p in problems_of(r.path, r.error)]
@@ -157,7 +158,7 @@ def collect(results, errors: Sequence[str], mode: str, settings, before) -> Repo
             continue
         diff = result.diff
         if not diff and result.changed and before and result.path in before:
-            from codemod.linediff import unified_diff
+            from codemod.rewrite.linediff import unified_diff
 
             diff = unified_diff(result.path, _decode(before[result.path]), text)
         sites = [
@@ -348,7 +349,7 @@ def render_markdown(data: ReportData) -> str:
         " CPU path on a CUDA machine, hide the GPUs with `CUDA_VISIBLE_DEVICES=`.\n"
     )
     if grouped:
-        from codemod.docs import render_rule
+        from codemod.output.docs import render_rule
 
         out.append("## Rule documentation\n")
         for code in grouped:
@@ -413,12 +414,12 @@ def render_html(data: ReportData) -> str:
     import jinja2
 
     environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("codemod", "templates"),
+        loader=jinja2.PackageLoader("codemod.output", "templates"),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    from codemod.docs import render_rule
+    from codemod.output.docs import render_rule
 
     rules = _rules()
     grouped = data.by_rule()

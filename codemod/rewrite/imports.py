@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
-from codemod.lines import split_lines
-from codemod.options import ACCELERATOR_TORCH
-from codemod.rules import format_version
+from codemod.model.lines import split_lines
+from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.rule import format_version
 
 if TYPE_CHECKING:  # pragma: no cover
-    from codemod.chunks import Chunk
-    from codemod.diagnostics import Diagnostic
+    from codemod.rewrite.chunks import Chunk
+    from codemod.model.diagnostic import Diagnostic
     from codemod.passes.base import FileContext
 
 
@@ -177,7 +177,7 @@ def insertions(
     ``uses`` are the chunks whose rewrite refers to the device, in file order: the
     binding must come before the first of them, where torch is bound.
     """
-    from codemod.binding import binding_statement
+    from codemod.rewrite.device import binding_statement
 
     # The binding reads torch, whether torchport inserts it or turns a user's
     # device statement into it.
@@ -233,7 +233,7 @@ def _in_block(
     anchor: ast.stmt, context: "FileContext", lines: Sequence[str], newline: str
 ) -> Insertion:
     """The binding right after ``anchor`` (an ``import torch``), indented as it is."""
-    from codemod.binding import binding_statement
+    from codemod.rewrite.device import binding_statement
 
     line = lines[anchor.lineno - 1]
     indent = line[: len(line) - len(line.lstrip())]
@@ -256,8 +256,9 @@ def with_binding_reports(
     target = context.options.target_torch
     if target >= ACCELERATOR_TORCH or not context.needs_device:
         return diagnostics
-    from codemod.binding import binding_value
-    from codemod.rules import REGISTRY, Fix
+    from codemod.rewrite.device import binding_value
+    from codemod.rules import REGISTRY
+    from codemod.model.rule import Fix
 
     value = binding_value(context)
     kept = set(mapping.values())  # output lines that come from the input
@@ -378,7 +379,7 @@ def _remove_quickly(
             return None
         for number in found:
             by_line.setdefault(number, []).append(removal)
-    from codemod.chunks import splice
+    from codemod.rewrite.chunks import splice
 
     lines = split_lines(code)
     newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
@@ -434,7 +435,7 @@ def _statement_at(
     body: Sequence[ast.stmt], line: int
 ) -> Optional[Tuple[Sequence[ast.stmt], int]]:
     """The block holding the statement that starts on ``line``, and its index."""
-    from codemod.chunks import blocks
+    from codemod.rewrite.chunks import blocks
 
     for index, stmt in enumerate(body):
         if stmt.lineno == line:
@@ -500,7 +501,7 @@ def _statement_import_remover():
     """The remover's class, made on first use: it subclasses a libcst class."""
     import libcst as cst
 
-    from codemod.names import dotted_name
+    from codemod.rewrite.names import dotted_name
 
     def merged(left, right):
         """The whitespace after a kept comma, given the removed comma's: comment

@@ -16,8 +16,8 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Set, Tuple
 
-from codemod.lines import split_lines
-from codemod.linediff import opcodes
+from codemod.model.lines import split_lines
+from codemod.rewrite.linediff import opcodes
 
 Span = Tuple[int, int]  # first and last line, 1-based, inclusive
 
@@ -28,7 +28,7 @@ class Chunk:
     end: int
     indent: str  # removed from every line before parsing
     top: Span  # the enclosing top-level statement(s), to fall back to
-    # The ``ast`` statements the chunk is made of (codemod.traversal skips those of
+    # The ``ast`` statements the chunk is made of (codemod.rewrite.traversal skips those of
     # their nested statements that hold no hit).
     statements: List[ast.stmt] = field(default_factory=list, compare=False)
     # The chunk ends its block: an early exit in it has everything it guards in view.

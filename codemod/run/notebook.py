@@ -26,11 +26,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from codemod import catalog, grammar
-from codemod.linediff import unified_diff
-from codemod.results import DIFF, WRITE, FileResult, Job
-from codemod.rules import Fix, Rule, register
-from codemod.text import one_line as _one_line
+from codemod import catalog
+from codemod.rewrite import grammar
+from codemod.rewrite.linediff import unified_diff
+from codemod.run.results import DIFF, WRITE, FileResult, Job
+from codemod.model.rule import Fix, Rule
+from codemod.rules import register
+from codemod.model.text import one_line as _one_line
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -108,13 +110,13 @@ def process_notebook(
         result.diagnostics = skipped
         return result
 
-    from codemod.transform import ParseError, RewriteError, rewrite_source
+    from codemod.rewrite.pipeline import ParseError, RewriteError, rewrite_source
 
     token = _token(text)
     combined = "".join(
         f"{_marker(token, n)}\n{cell.masked}" for n, cell in enumerate(code_cells)
     )
-    from codemod.formatting import layout_for, project_line_length
+    from codemod.rewrite.formatting import layout_for, project_line_length
 
     layout = layout_for(path) if job.format else None
     options = replace(job.options, line_length=project_line_length(path, layout))
@@ -186,7 +188,7 @@ def _cell_magic(text: str) -> Optional[str]:
 def _code_cells(cells: list):
     """The cells torchport rewrites, masked; 'cell N: why' for the ones it cannot
     parse; and a TP990 diagnostic for each skipped cell magic that mentions CUDA."""
-    from codemod.diagnostics import Diagnostic
+    from codemod.model.diagnostic import Diagnostic
 
     found: List[_Cell] = []
     errors: List[str] = []
@@ -222,6 +224,7 @@ def _code_cells(cells: list):
                         Fix.NONE.value,
                         cell=index + 1,
                         end_col=len(first) + 1,
+                        severity=SKIPPED_CELL.severity,
                     )
                 )
             continue
@@ -266,7 +269,7 @@ def _unmask(text: str, cell: _Cell) -> str:
             lines[number] = original
             restored += 1
     if restored != len(cell.masks):
-        from codemod.transform import RewriteError
+        from codemod.rewrite.pipeline import RewriteError
 
         raise RewriteError(
             f"cell {cell.index + 1}: an IPython line was lost in the rewrite"
@@ -300,7 +303,7 @@ def _split(code: str, token: str, cells: List[_Cell]) -> List[str]:
     head, numbered = parts[0], parts[1:]
     numbers = [int(n) for n in numbered[0::2]]
     if numbers != list(range(len(cells))):
-        from codemod.transform import RewriteError
+        from codemod.rewrite.pipeline import RewriteError
 
         raise RewriteError("the cell boundaries did not survive the rewrite")
     texts = list(numbered[1::2])

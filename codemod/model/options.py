@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from codemod.rules import Selection, TorchVersion
+from codemod.model.rule import Selection, TorchVersion
 
 # The release TorchTPU pins; see README "Target torch".
 DEFAULT_TARGET_TORCH: TorchVersion = (2, 10)

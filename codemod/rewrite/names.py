@@ -1,7 +1,7 @@
 """What torchport needs to know about a whole module, read from CPython's ``ast``.
 
 libcst's ScopeProvider costs about three parses of the file, and torchport only
-parses the few statements that mention CUDA (see ``codemod.chunks``). Names are
+parses the few statements that mention CUDA (see ``codemod.rewrite.chunks``). Names are
 resolved here instead, from the module's imports: ``import torch as th`` makes
 ``th.cuda.synchronize`` mean ``torch.cuda.synchronize``. A name that is also bound
 some other way anywhere in the module (a parameter, an assignment, a loop variable)

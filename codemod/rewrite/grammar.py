@@ -18,7 +18,7 @@ from typing import Dict, List, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemod.lines import split_lines
+from codemod.model.lines import split_lines
 
 INTERPRETER = f"{sys.version_info.major}.{sys.version_info.minor}"
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from codemod.options import DEFAULT_TARGET_TORCH, Options
-from codemod.rules import Selection, TorchVersion, parse_version
+from codemod.model.options import DEFAULT_TARGET_TORCH, Options
+from codemod.model.rule import Selection, TorchVersion, parse_version
 
 
 def _toml():
@@ -141,7 +141,7 @@ def _check_value(pyproject: Path, key: str, value: Any) -> None:
     elif key == "device-name":
         check_device_name(where, value)
     elif key == "device-import":
-        from codemod.imports import DeviceImport  # only where one is configured
+        from codemod.rewrite.imports import DeviceImport  # only where one is configured
 
         try:
             DeviceImport.parse(value)
@@ -545,7 +545,7 @@ class PerFileOptions:
 
 def _check_black_config(paths: List[str]) -> None:
     """A bad ``[tool.black]`` value is one configuration error, not one per file."""
-    from codemod.formatting import BlackConfigError, black_config, black_mode
+    from codemod.rewrite.formatting import BlackConfigError, black_config, black_mode
 
     first = Path(os.path.realpath(paths[0] if paths and paths[0] != "-" else "."))
     if black_config(first) is None:

@@ -1,10 +1,10 @@
 """Rewrite one module's source text.
 
 1. CPython's ``ast`` parses the file, resolves its imports and finds the chunks:
-   the statements whose lines can hold a site (``codemod.chunks``).
+   the statements whose lines can hold a site (``codemod.rewrite.chunks``).
 2. Each chunk is parsed with libcst and visited once by every active pass together,
-   skipping the statements in it that hold no hit (``codemod.traversal``).
-3. Changed chunks are checked (``codemod.checks``), formatted with black (changed
+   skipping the statements in it that hold no hit (``codemod.rewrite.traversal``).
+3. Changed chunks are checked (``codemod.rewrite.checks``), formatted with black (changed
    lines only) and spliced back; the device binding and ``import torch`` are added
    where needed.
 4. The result must parse, or nothing is written.
@@ -21,10 +21,14 @@ from typing import Dict, Iterable, List, Optional, Pattern, Sequence, Set, Tuple
 
 import libcst as cst
 
-from codemod.lines import split_lines
-from codemod.linediff import opcodes
-from codemod import binding, chunks, fstrings, grammar, imports
-from codemod.checks import (  # noqa: F401  (RoundTripError: raised for callers)
+from codemod.model.lines import split_lines
+from codemod.rewrite.linediff import opcodes
+from codemod.rewrite import device as binding
+from codemod.rewrite import chunks
+from codemod.rewrite import fstrings
+from codemod.rewrite import grammar
+from codemod.rewrite import imports
+from codemod.rewrite.checks import (  # noqa: F401  (RoundTripError: raised for callers)
     RewriteError,
     RoundTripError,
     check_built,
@@ -32,12 +36,12 @@ from codemod.checks import (  # noqa: F401  (RoundTripError: raised for callers)
     check_valid,
     formatting_is_safe,
 )
-from codemod.diagnostics import Diagnostic
-from codemod.formatting import format_changed, line_map
-from codemod.names import ModuleFacts
+from codemod.model.diagnostic import Diagnostic
+from codemod.rewrite.formatting import format_changed, line_map
+from codemod.rewrite.names import ModuleFacts
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
-from codemod.traversal import (
+from codemod.rewrite.traversal import (
     LazyMetadata,
     Together,
     outside,

@@ -1,7 +1,7 @@
 """One libcst traversal of a chunk by every active pass, visiting only what holds a site.
 
 A chunk is the smallest statement around some lines that can hold a site
-(``codemod.chunks``), but that statement can be a long function whose header mentions
+(``codemod.rewrite.chunks``), but that statement can be a long function whose header mentions
 CUDA. Inside it, ``ast`` already told us every statement's lines: statements whose
 lines hold no hit are skipped whole (their children are never visited), so a
 1,500-line function with three sites costs about three statements, not its 20,000
@@ -21,8 +21,8 @@ from libcst._position import CodeRange
 from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
-from codemod.chunks import blocks
-from codemod.lines import split_lines
+from codemod.rewrite.chunks import blocks
+from codemod.model.lines import split_lines
 from codemod.passes.base import Pass
 
 Span = Tuple[int, int]  # first and last line in the file, inclusive

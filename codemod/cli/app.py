@@ -13,19 +13,24 @@ from typing import List, Optional, Sequence
 import click
 
 from codemod import __version__
-from codemod.config import ConfigError, either, git_info_exclude, resolve_options
-from codemod.diagnostics import (
+from codemod.config.settings import (
+    ConfigError,
+    either,
+    git_info_exclude,
+    resolve_options,
+)
+from codemod.output.diagnostics import (
     RENDERERS,
     Findings,
     edits_of,
-    fails,
     plural,
     problems_of,
     render_fixes,
 )
-from codemod.options import Options
-from codemod.text import printable, printable_path
-from codemod.engine import (
+from codemod.model.diagnostic import fails
+from codemod.model.options import Options
+from codemod.model.text import printable, printable_path
+from codemod.run.engine import (
     CHECK,
     DIFF,
     WRITE,
@@ -274,7 +279,7 @@ def _run_command(
         results = _run(files, job, jobs, progress=_wants_progress(len(files), quiet))
     code = _report(results, errors, view)
     if report_file is not None:
-        from codemod.report import write_report
+        from codemod.output.report import write_report
 
         write_report(report_file, results, errors, mode, settings, before)
         if not quiet:
@@ -302,7 +307,7 @@ def _files(paths, settings):
 
 def _snapshot(files) -> dict:
     """The bytes of the files a rewrite may change, for the report's diffs."""
-    from codemod.engine import needs_parsing
+    from codemod.run.engine import needs_parsing
 
     kept = {}
     for path in files:
@@ -391,8 +396,8 @@ def _run(files, job: Job, jobs: Optional[int], progress: bool) -> List[FileResul
 
 def _warn_old_target(settings) -> None:
     """Say once that a target below 2.6 leaves the device fixes as reports."""
-    from codemod.options import ACCELERATOR_TORCH
-    from codemod.rules import format_version
+    from codemod.model.options import ACCELERATOR_TORCH
+    from codemod.model.rule import format_version
 
     target = settings.options.target_torch
     if target < ACCELERATOR_TORCH:
@@ -608,7 +613,8 @@ def unsafe_hint(results: Sequence[FileResult], options) -> str:
 
 # -- rules --------------------------------------------------------------------------
 def _rule_table() -> str:
-    from codemod.rules import Fix, all_rules, format_version
+    from codemod.model.rule import Fix, format_version
+    from codemod.rules import all_rules
 
     lines = []
     for rule in all_rules().values():
@@ -650,7 +656,7 @@ def _find_rule(word: str):
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
 def rule_command(rule: Optional[str], show_all: bool) -> None:
     """Document RULE (a code such as TP201 or a name such as cuda-method)."""
-    from codemod.docs import render_rule
+    from codemod.output.docs import render_rule
 
     if show_all or rule is None:
         click.echo(_rule_table(), nl=False)
@@ -668,7 +674,7 @@ def rules_command() -> None:
 @click.argument("rule")
 def explain_command(rule: str) -> None:
     """Document RULE (a code or a name); the same as `torchport rule RULE`."""
-    from codemod.docs import render_rule
+    from codemod.output.docs import render_rule
 
     click.echo(render_rule(_find_rule(rule)), nl=False)
 
@@ -688,7 +694,7 @@ def explain_command(rule: str) -> None:
 def report_command(paths, output, **options) -> None:
     """Write a migration report of PATHS: what `fix` would rewrite and what needs a
     human. Writes no code."""
-    from codemod.report import write_report
+    from codemod.output.report import write_report
 
     if output.suffix.lower() not in (".md", ".html", ".htm"):
         click.echo("torchport: report: -o must end in .md or .html", err=True)

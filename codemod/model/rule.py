@@ -1,8 +1,5 @@
-"""The rule registry.
-
-Every rule is declared once, as data, next to the pass that implements it
-(``codemod/passes/<pass>.py``). Importing :mod:`codemod.passes` fills the registry.
-"""
+"""What a rule is: its code, name, message, fix kind, the torch release its fix
+needs, its documentation; and which codes a run selects."""
 
 from __future__ import annotations
 
@@ -36,30 +33,6 @@ class Rule:
     # "error": the site can break off CUDA, so it fails --check; "info": it runs
     # everywhere as it stands (shown and counted, fails only with --strict).
     severity: str = "error"
-
-
-# How a documented example's rewrite starts when it needs the device binding: each
-# example is a whole program, rewritten by the tests (tests/test_docs.py).
-EXAMPLE_BINDING = (
-    "import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator("
-    'check_available=True) or torch.device("cpu")\n)\n\n'
-)
-
-REGISTRY: Dict[str, Rule] = {}
-
-
-def register(*rules: Rule) -> None:
-    for rule in rules:
-        if rule.code in REGISTRY:
-            raise ValueError(f"rule {rule.code} registered twice")
-        REGISTRY[rule.code] = rule
-
-
-def all_rules() -> Dict[str, Rule]:
-    import codemod.notebook  # noqa: F401  (registers TP990, skipped notebook cells)
-    import codemod.passes  # noqa: F401  (registers every pass's rules)
-
-    return dict(sorted(REGISTRY.items()))
 
 
 def parse_version(text: str) -> TorchVersion:

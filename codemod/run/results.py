@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from codemod.diagnostics import Diagnostic
+from codemod.model.diagnostic import Diagnostic
 
 
 class Mode(str, enum.Enum):

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
-from codemod.lines import split_lines
-from codemod.linediff import opcodes
-from codemod.text import one_line
+from codemod.model.lines import split_lines
+from codemod.rewrite.linediff import opcodes
+from codemod.model.text import one_line
 
 LineRange = Tuple[int, int]
 

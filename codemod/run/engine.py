@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence, Tuple
 
 from codemod import catalog
-from codemod.results import CHECK, DIFF, WRITE, FileResult, Job, Mode  # noqa: F401
-from codemod.text import one_line as _one_line
+from codemod.run.results import CHECK, DIFF, WRITE, FileResult, Job, Mode  # noqa: F401
+from codemod.model.text import one_line as _one_line
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -334,7 +334,7 @@ def _process_source(
     if not needs_parsing(data):
         return result
     if display.endswith(".ipynb"):
-        from codemod.notebook import process_notebook
+        from codemod.run.notebook import process_notebook
 
         return process_notebook(display, data, job, path)
     try:
@@ -344,12 +344,12 @@ def _process_source(
         return result
     import libcst as cst
 
-    from codemod.transform import RewriteError, RoundTripError, rewrite_source
-    from codemod.formatting import BlackConfigError
+    from codemod.rewrite.pipeline import RewriteError, RoundTripError, rewrite_source
+    from codemod.rewrite.formatting import BlackConfigError
 
     try:
-        from codemod import black_helper
-        from codemod.formatting import layout_for, project_line_length
+        from codemod.run import black_helper
+        from codemod.rewrite.formatting import layout_for, project_line_length
 
         layout = layout_for(path) if job.format else None
         if layout is not None:  # black in the run's helper, where ``run`` made one
@@ -382,7 +382,7 @@ def _process_source(
         result.changed = True
         result.output = output
         if job.mode == DIFF:
-            from codemod.linediff import unified_diff
+            from codemod.rewrite.linediff import unified_diff
 
             result.diff = unified_diff(display, source, rewrite.code)
     return result
@@ -398,7 +398,7 @@ _PYTHON2 = re.compile(
 def _syntax_message(source: str, error: Exception) -> str:
     """CPython's own message (clearer than the parser's), with the line, and the
     grammars that fail: the interpreter's, and libcst's (which knows newer ones)."""
-    from codemod.grammar import INTERPRETER, GrammarError
+    from codemod.rewrite.grammar import INTERPRETER, GrammarError
 
     grammars = ""
     if not isinstance(error, GrammarError):
@@ -706,12 +706,12 @@ def run(
 
 def _black_helper(job: Job, todo: Sequence[int]):
     """Where this process rewrites files itself: black imported in a helper process
-    meanwhile (``codemod.black_helper``), unless nothing is laid out with black."""
+    meanwhile (``codemod.run.black_helper``), unless nothing is laid out with black."""
     if not job.format or not todo or "libcst" in sys.modules:
         import contextlib
 
         return contextlib.nullcontext()
-    from codemod import black_helper
+    from codemod.run import black_helper
 
     return black_helper.started()
 
@@ -721,7 +721,7 @@ def _run_pool(files, todo, job, workers, results, progress) -> None:
     from concurrent.futures import ProcessPoolExecutor  # only with workers
     from concurrent.futures.process import BrokenProcessPool
 
-    import codemod.transform  # noqa: F401  (imported once, inherited by the workers)
+    import codemod.rewrite.pipeline  # noqa: F401  (imported once, inherited by the workers)
 
     context = multiprocessing.get_context("fork")
     # A worker is forked with the parent's handlers: Ctrl-C or SIGTERM before its

@@ -12,55 +12,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional
 
-from codemod.text import printable, printable_path
+from codemod.model.text import printable, printable_path
 
-WRITE, CHECK, DIFF = "write", "check", "diff"  # as codemod.engine
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    path: str
-    line: int
-    col: int  # 1-based, like Ruff and flake8
-    code: str
-    name: str
-    message: str
-    fix: str  # "safe" | "unsafe" | "none": the fix kind of the rule
-    applied: bool = (
-        False  # True when torchport rewrote (or, not writing, would) the site
-    )
-    cell: Optional[int] = None  # notebooks: 1-based cell number; line is in the cell
-    end_col: Optional[int] = None  # 1-based column just past the site's last character
-    span_lines: int = 0  # end line minus line (kept when the line moves)
-
-    def at(self, path: str) -> "Diagnostic":
-        return replace(self, path=path)
-
-    @property
-    def end_line(self) -> int:
-        return self.line + self.span_lines
-
-    @property
-    def where(self) -> str:
-        """``path``, or ``path:cell N`` in a notebook."""
-        return self.path if self.cell is None else f"{self.path}:cell {self.cell}"
-
-    @property
-    def severity(self) -> str:
-        return severity(self.code)
-
-
-def severity(code: str) -> str:
-    """ "error" (the site can break off CUDA) or "info" (it runs everywhere as it is)."""
-    from codemod.rules import REGISTRY, all_rules
-
-    rule = REGISTRY.get(code) or all_rules().get(code)
-    return getattr(rule, "severity", "error") if rule else "error"
-
-
-def fails(diagnostic: Diagnostic, strict: bool = False) -> bool:
-    """A site left as it is that makes --check (and the hook) fail."""
-    return not diagnostic.applied and (strict or diagnostic.severity != "info")
+WRITE, CHECK, DIFF = "write", "check", "diff"  # as codemod.run.engine
 
 
 @dataclass(frozen=True)
@@ -384,7 +338,7 @@ def render_sarif(findings: Findings) -> str:
         rule = rules.get(code)
         descriptor = {"id": code}
         if rule is not None:
-            from codemod.docs import render_rule
+            from codemod.output.docs import render_rule
 
             descriptor.update(
                 name=rule.name,

@@ -15,8 +15,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import libcst as cst
 
-from codemod import grammar
-from codemod.lines import split_lines
+from codemod.rewrite import grammar
+from codemod.model.lines import split_lines
 from codemod.passes.base import FileContext, Pass
 
 

@@ -13,8 +13,8 @@ import difflib
 import os
 from typing import Dict, List, Sequence, Tuple
 
-from codemod.lines import split_lines
-from codemod.text import printable
+from codemod.model.lines import split_lines
+from codemod.model.text import printable
 
 Opcode = Tuple[str, int, int, int, int]
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
-from codemod.chunks import Chunk
-from codemod.imports import DeviceImport, optional_torch_import
-from codemod.names import ModuleFacts
-from codemod.options import ACCELERATOR_TORCH
+from codemod.rewrite.chunks import Chunk
+from codemod.rewrite.imports import DeviceImport, optional_torch_import
+from codemod.rewrite.names import ModuleFacts
+from codemod.model.options import ACCELERATOR_TORCH
 from codemod.passes.base import FileContext
-from codemod.rules import TorchVersion
+from codemod.model.rule import TorchVersion
 
 # The binding's value, by the oldest torch it runs on, as the operands black puts
 # on lines of their own when the whole does not fit.
@@ -239,7 +239,7 @@ def _nested_bindings(tree: ast.Module, facts: ModuleFacts):
     """Bindings torchport wrote where torch is bound other than at the top level:
     (name, statement, None) in ``try: import torch``, (name, statement, function)
     in a function that imports torch."""
-    from codemod.imports import functions
+    from codemod.rewrite.imports import functions
 
     optional = optional_torch_import(tree)
     if optional is not None:

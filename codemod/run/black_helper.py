@@ -115,7 +115,7 @@ def _serve(parent: int, request_fd: int, reply_fd: int) -> None:
     # The parent decides what Ctrl-C means; a parent that dies takes this along.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    from codemod.engine import _die_with_parent
+    from codemod.run.engine import _die_with_parent
 
     _die_with_parent(parent)
     quiet = os.open(os.devnull, os.O_WRONLY)

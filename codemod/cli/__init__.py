@@ -1,0 +1,5 @@
+"""The command line."""
+
+from codemod.cli.app import main
+
+__all__ = ["main"]

@@ -1,0 +1,1 @@
+"""Shared vocabulary: rules, options, diagnostics, and how text and lines are read."""

@@ -1,0 +1,1 @@
+"""Rewriting one module's text: locate, plan, visit, check, format, splice."""

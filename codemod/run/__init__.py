@@ -1,0 +1,1 @@
+"""Running over files: discovery, reading and writing, the worker pool, notebooks."""
