@@ -588,22 +588,7 @@ def unsafe_hint(results: Sequence[FileResult], options) -> str:
     """
     if options is None or options.unsafe_fixes:
         return ""
-    from codemod.rules import REGISTRY
-
-    def takes(code: str) -> bool:
-        rule = REGISTRY.get(code)
-        return (
-            rule is None
-            or rule.min_torch is None
-            or rule.min_torch <= options.target_torch
-        )
-
-    count = sum(
-        1
-        for r in results
-        for d in r.diagnostics
-        if d.fix == "unsafe" and not d.applied and takes(d.code)
-    )
+    count = sum(d.unsafe_available for r in results for d in r.diagnostics)
     if not count:
         return ""
     return (

@@ -24,6 +24,7 @@ class Diagnostic:
     # "error": the site can break off CUDA (it fails --check); "info": it runs
     # everywhere as it stands. The rule's severity, carried with the site.
     severity: str = "error"
+    unsafe_available: bool = False  # not applied; --unsafe-fixes would apply it
 
     def at(self, path: str) -> "Diagnostic":
         return replace(self, path=path)

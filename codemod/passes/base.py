@@ -38,7 +38,8 @@ from codemod.model.options import (
     Options,
 )  # noqa: F401
 from codemod.rules import REGISTRY
-from codemod.model.rule import Fix, Rule, format_version
+from codemod.model.applicability import decide
+from codemod.model.rule import Fix, Rule
 
 _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
@@ -174,20 +175,12 @@ class FileContext:
         ``fix`` overrides the rule's fix kind for this one site (a site can be less
         safe than the rule's usual case, or have no fix at all).
         """
-        opts = self.options
-        if not opts.selection.enabled(rule.code) or self.suppressed(line, rule.code):
+        decision = decide(
+            rule, self.options, suppressed=self.suppressed(line, rule.code), fix=fix
+        )
+        if not decision.shown:
             return False
         fix = fix or rule.fix
-        text = message or rule.message
-        apply = fix is Fix.SAFE or (fix is Fix.UNSAFE and opts.unsafe_fixes)
-        if apply and rule.min_torch and rule.min_torch > opts.target_torch:
-            apply = False
-            text += (
-                f" (the fix needs torch >= {format_version(rule.min_torch)};"
-                f" target is {format_version(opts.target_torch)})"
-            )
-        elif fix is Fix.UNSAFE and not apply:
-            text += " (unsafe fix available with --unsafe-fixes)"
         span, end_col = (end[0] - line, end[1]) if end else (0, None)
         self.diagnostics.append(
             Diagnostic(
@@ -196,15 +189,16 @@ class FileContext:
                 col,
                 rule.code,
                 rule.name,
-                text,
+                (message or rule.message) + decision.note,
                 fix.value,
-                apply,
+                decision.apply,
                 end_col=end_col,
                 span_lines=span,
                 severity=rule.severity,
+                unsafe_available=decision.unsafe_available,
             )
         )
-        return apply
+        return decision.apply
 
 
 class Pass(cst.CSTTransformer):
@@ -282,16 +276,11 @@ class Pass(cst.CSTTransformer):
     def would_apply(self, node: cst.CSTNode, code: str) -> bool:
         """Whether a site of rule ``code`` at ``node`` will be fixed (as
         ``record_and_decide`` will decide it), recording nothing."""
-        rule = REGISTRY[code]
-        opts = self.context.options
+        if node in self.context.claimed:
+            return False
         line = self.position(node)[0]
-        return (
-            node not in self.context.claimed
-            and opts.selection.enabled(code)
-            and not self.context.suppressed(line, code)
-            and (rule.fix is Fix.SAFE or (rule.fix is Fix.UNSAFE and opts.unsafe_fixes))
-            and not (rule.min_torch and rule.min_torch > opts.target_torch)
-        )
+        suppressed = self.context.suppressed(line, code)
+        return decide(REGISTRY[code], self.context.options, suppressed=suppressed).apply
 
     def drop_import_if_unused(
         self, module: str, name: Optional[str] = None, alias: Optional[str] = None
