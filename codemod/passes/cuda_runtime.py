@@ -1,6 +1,6 @@
 """TP3xx: the ``torch.cuda`` runtime API (devices, streams, events, memory, RNG).
 
-The catalogue's rows of this pass (``codemod.catalog.RUNTIME``, read here as
+The catalogue's rows of this pass (``codemod.catalog.runtime``, read here as
 ``API``) map each ``torch.cuda`` name to its portable form: the rule it belongs to
 (the rule carries the fix kind and the torch release the fix needs), the replacement
 callee, and, where the portable call raises on a machine without an accelerator while
@@ -424,7 +424,7 @@ UNKNOWN = Row(
     ("torch.cuda.*",),
     "TP390",
     "cuda_runtime",
-    shape="report",
+    rewrite="report",
     advice=catalog.UNKNOWN_ADVICE,
 )
 # Submodules whose functions torch.cuda re-exports.
@@ -737,9 +737,9 @@ class CudaRuntime(AcceleratedBranches, Pass):
         if row is None:
             return
         short = canonical(name)[len("torch.") :]
-        if row.shape == "report":
+        if row.rewrite == "report":
             self.report(node, row.code, f"`torch.{short}`: {row.advice}")
-        elif row.shape == "name":
+        elif row.rewrite == "name":
             if self._applied(node, row.code):
                 self.renamed[node] = row
         else:
@@ -961,10 +961,10 @@ class CudaRuntime(AcceleratedBranches, Pass):
         if row is None:
             return updated
         short = canonical(name)[len("torch.") :]
-        if row.shape == "report":
+        if row.rewrite == "report":
             self.report(original, row.code, f"`torch.{short}`: {row.advice}")
             return updated
-        return getattr(self, f"_shape_{row.shape}")(original, updated, row, short)
+        return getattr(self, f"_shape_{row.rewrite}")(original, updated, row, short)
 
     def leave_Name(self, original_node, updated_node):
         return self._rename(original_node, updated_node)
@@ -996,7 +996,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
         return True
 
     def _shape_call(self, original, updated, row: Row, short: str):
-        args = _mapped_arguments(updated.args, row.params)
+        args = _mapped_arguments(updated.args, catalog.PARAMS.get(row.name))
         if isinstance(args, str):  # not exact: said why
             target = row.portable.format(torch="torch", device="DEVICE")  # type: ignore
             self.report(original, row.code, f"`torch.{short}(...)`: {args} ({target})")

@@ -1,0 +1,52 @@
+"""Distributed: the NCCL backend, DDP device ids, spawn counts."""
+
+from __future__ import annotations
+
+from typing import List
+
+from codemod.catalog.rows import Row
+
+ROWS: List[Row] = [
+    Row(
+        ('"nccl" as a backend',),
+        "TP501",
+        "distributed",
+        "{torch}.distributed.get_default_backend_for_device({device})",
+        kind="string",
+        trigger="nccl",
+    ),
+    Row(
+        (
+            "torch.distributed.is_nccl_available",
+            "torch.distributed.distributed_c10d.is_nccl_available",
+        ),
+        "TP502",
+        "distributed",
+        trigger="nccl",
+    ),
+    Row(('backend == "nccl"',), "TP502", "distributed", kind="form", trigger="nccl"),
+    Row(
+        (
+            "torch.distributed.Backend.NCCL",
+            "torch.distributed.distributed_c10d.Backend.NCCL",
+        ),
+        "TP503",
+        "distributed",
+        trigger="NCCL",
+    ),
+    Row(('"nccl"',), "TP503", "distributed", kind="string", trigger="nccl"),
+    Row(
+        ("device_ids=", "output_device="),
+        "TP504",
+        "distributed",
+        cpu="None",
+        kind="keyword",
+    ),
+    Row(
+        ("spawn(nprocs=torch.cuda.device_count())",),
+        "TP505",
+        "distributed",
+        "max({count}, 1)",
+        kind="form",
+    ),
+]

@@ -1,0 +1,247 @@
+"""The ``torch.cuda`` runtime API: each name, the rule that covers it, and its
+portable form (``{torch}`` and ``{device}`` are filled in by the pass)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+from codemod.catalog.rows import Param, Row
+from codemod.catalog.tensor_types import TENSOR_TYPES
+
+_ACC = "{torch}.accelerator."
+_MOD = "{torch}.get_device_module({device})."
+GUARD_ADVICE = 'guard it with `if DEVICE.type == "cuda":`'
+DIAGNOSTIC = (
+    'CUDA diagnostics; guard it with `if DEVICE.type == "cuda":` or use '
+    "`torch.accelerator.memory_stats()` (torch >= 2.9)"
+)
+ALLOCATOR = 'CUDA caching-allocator setting; guard it with `if DEVICE.type == "cuda":`'
+UNKNOWN_ADVICE = (
+    "no portable equivalent known to torchport; guard it with "
+    '`if DEVICE.type == "cuda":` or replace it by hand'
+)
+NVTX_PAIR = (
+    "nvtx push/pop exist only in CUDA builds; pair them into "
+    "`with torch.profiler.record_function(name):`"
+)
+
+
+def _runtime(name: str, code: str, portable=None, cpu=None, rewrite="call") -> Row:
+    names = (f"torch.cuda.{name}",)
+    return Row(names, code, "cuda_runtime", portable, cpu, rewrite=rewrite)
+
+
+def _no_portable_form(advice: str, *names: str) -> List[Row]:
+    return [
+        Row(
+            (f"torch.cuda.{n}",),
+            "TP390",
+            "cuda_runtime",
+            rewrite="report",
+            advice=advice,
+        )
+        for n in names
+    ]
+
+
+# The parameters of the torch.cuda functions whose portable form is another function
+# (tests/test_signatures.py checks them against the installed torch's signatures).
+_DEVICE = (Param("device", positional_only=True),)  # `device_index, /` in accelerator
+PARAMS: Dict[str, Tuple[Param, ...]] = {
+    **{
+        f"torch.cuda.{name}": ()
+        for name in ("is_available", "device_count", "current_device", "empty_cache")
+    },
+    "torch.cuda.set_device": _DEVICE,
+    "torch.cuda.device": (Param("device", positional_only=True, index_only=True),),
+    "torch.cuda.set_stream": (Param("stream"),),
+    **{
+        f"torch.cuda.{name}": _DEVICE
+        for name in (
+            "memory_allocated",
+            "max_memory_allocated",
+            "memory_reserved",
+            "max_memory_reserved",
+            "memory_cached",
+            "max_memory_cached",
+            "memory_stats",
+            "reset_peak_memory_stats",
+            "reset_max_memory_allocated",
+            "reset_max_memory_cached",
+            "reset_accumulated_memory_stats",
+            "mem_get_info",
+        )
+    },
+}
+
+ROWS: List[Row] = [
+    _runtime("is_available", "TP301", _ACC + "is_available"),
+    _runtime("device_count", "TP301", _ACC + "device_count"),
+    _runtime("current_device", "TP302", _ACC + "current_device_index", "0"),
+    _runtime("set_device", "TP302", _ACC + "set_device_index", "None"),
+    # `device=x.get_device()`: -1 for a CPU tensor, which no device argument takes.
+    Row(
+        ("Tensor.get_device",),
+        "TP302",
+        "cuda_runtime",
+        ".device",
+        kind="method",
+        trigger=r"get_device\(",
+    ),
+    _runtime("device", "TP303", _ACC + "device_index", rewrite="device_index"),
+    _runtime("synchronize", "TP304", _MOD + "synchronize"),
+    # torch.cpu.Stream takes a priority only: a stream of a device is CPU's no-op one.
+    _runtime("Stream", "TP305", _MOD + "Stream", "{torch}.cpu.Stream()", "stream"),
+    _runtime("current_stream", "TP305", _MOD + "current_stream"),
+    _runtime("stream", "TP305", _MOD + "stream"),
+    _runtime("set_stream", "TP305", _ACC + "set_stream", "None"),
+    # On the CPU every torch.cpu stream is the same no-op.
+    _runtime(
+        "default_stream",
+        "TP305",
+        _MOD + "default_stream",
+        "{torch}.cpu.current_stream()",
+    ),
+    _runtime("Event", "TP306", _MOD + "Event", "{torch}.cpu.Event()"),
+    Row(
+        ("Event.elapsed_time",),
+        "TP307",
+        "cuda_runtime",
+        None,
+        'float("nan")',
+        kind="method",
+        trigger="elapsed_time",
+    ),
+    # Methods of a CUDA stream (known by its binding) that torch.cpu's no-op stream
+    # lacks, and record_stream, which no CPU tensor has: kept for accelerators.
+    Row(("Stream.synchronize",), "TP305", "cuda_runtime", cpu="None", kind="method"),
+    Row(("Stream.query",), "TP305", "cuda_runtime", cpu="True", kind="method"),
+    Row(("Tensor.record_stream",), "TP305", "cuda_runtime", cpu="None", kind="method"),
+    _runtime("empty_cache", "TP308", _ACC + "empty_cache", "None"),
+    _runtime("memory_allocated", "TP308", _ACC + "memory_allocated", "0"),
+    _runtime("max_memory_allocated", "TP308", _ACC + "max_memory_allocated", "0"),
+    _runtime("memory_reserved", "TP308", _ACC + "memory_reserved", "0"),
+    _runtime("max_memory_reserved", "TP308", _ACC + "max_memory_reserved", "0"),
+    _runtime("memory_cached", "TP308", _ACC + "memory_reserved", "0"),
+    _runtime("max_memory_cached", "TP308", _ACC + "max_memory_reserved", "0"),
+    _runtime("memory_stats", "TP308", _ACC + "memory_stats", "{}"),
+    _runtime(
+        "reset_peak_memory_stats", "TP308", _ACC + "reset_peak_memory_stats", "None"
+    ),
+    # Both old names have reset every peak statistic since torch 1.4.
+    _runtime(
+        "reset_max_memory_allocated", "TP308", _ACC + "reset_peak_memory_stats", "None"
+    ),
+    _runtime(
+        "reset_max_memory_cached", "TP308", _ACC + "reset_peak_memory_stats", "None"
+    ),
+    _runtime(
+        "reset_accumulated_memory_stats",
+        "TP308",
+        _ACC + "reset_accumulated_memory_stats",
+        "None",
+    ),
+    _runtime("mem_get_info", "TP309", _ACC + "get_memory_info", "(0, 0)"),
+    _runtime("manual_seed", "TP310", _MOD + "manual_seed", "None"),
+    _runtime("manual_seed_all", "TP310", _MOD + "manual_seed_all", "None"),
+    _runtime("seed", "TP310", _MOD + "seed", "None"),
+    _runtime("seed_all", "TP310", _MOD + "seed_all", "None"),
+    _runtime("get_rng_state", "TP311", _MOD + "get_rng_state", "None"),
+    _runtime("set_rng_state", "TP311", _MOD + "set_rng_state", "None"),
+    _runtime("get_rng_state_all", "TP311", _MOD + "get_rng_state_all", "[]"),
+    _runtime("set_rng_state_all", "TP311", _MOD + "set_rng_state_all", "None"),
+    Row(
+        ("torch.random.fork_rng",),
+        "TP312",
+        "cuda_runtime",
+        rewrite="fork_rng",
+        trigger="fork_rng",
+    ),
+    _runtime("get_device_name", "TP314", _MOD + "get_device_name", '"cpu"'),
+    *_no_portable_form(
+        ALLOCATOR,
+        "get_per_process_memory_fraction",
+        "caching_allocator_alloc",
+        "caching_allocator_delete",
+    ),
+    *_no_portable_form(
+        DIAGNOSTIC,
+        "memory_summary",
+        "memory_snapshot",
+        "memory_stats_as_nested_dict",
+        "list_gpu_processes",
+        "utilization",
+        "memory_usage",
+        "temperature",
+        "power_draw",
+        "clock_rate",
+    ),
+    *_no_portable_form(
+        "device properties differ by backend; guard it with "
+        '`if DEVICE.type == "cuda":` or keep only the fields you need',
+        "get_device_properties",
+    ),
+    *_no_portable_form(
+        "no portable form before `torch.accelerator.random.initial_seed()` "
+        "(torch >= 2.14, raises on the CPU)",
+        "initial_seed",
+    ),
+    *_no_portable_form("CUDA initializes lazily; remove it or guard it", "init"),
+    *_no_portable_form(
+        'CUDA-only state; guard it with `DEVICE.type == "cuda"`', "is_initialized"
+    ),
+    # The same class since torch 2.5 (tests/test_signatures.py checks it).
+    Row(
+        ("torch.cuda.OutOfMemoryError",),
+        "TP318",
+        "cuda_runtime",
+        "{torch}.OutOfMemoryError",
+        rewrite="name",
+    ),
+    # The rest of torch.cuda's public API: CUDA-only, reported with the general advice.
+    *_no_portable_form(
+        UNKNOWN_ADVICE,
+        *(f"{t}Storage" for t in TENSOR_TYPES if t != "BFloat16"),
+        "BFloat16Storage",
+        "ComplexDoubleStorage",
+        "ComplexFloatStorage",
+        "CudaError",
+        "DeferredCudaCallError",
+        "ExternalStream",
+        "StreamContext",
+        "GreenContext",
+        "green_contexts",
+        "caching_allocator_disabled",
+        "caching_allocator_enable",
+        "can_device_access_peer",
+        "check_error",
+        "cudaStatus",
+        "current_blas_handle",
+        "current_solver_handle",
+        "default_generators",
+        "device_memory_used",
+        "device_of",
+        "get_allocator_backend",
+        "CUDAPluggableAllocator",
+        "change_current_allocator",
+        "get_gencode_flags",
+        "get_stream_from_external",
+        "get_sync_debug_mode",
+        "has_half",
+        "has_magma",
+        "host_memory_stats",
+        "host_memory_stats_as_nested_dict",
+        "reset_accumulated_host_memory_stats",
+        "reset_peak_host_memory_stats",
+        "is_tf32_supported",
+        "MemPool",
+        "use_mem_pool",
+        "sparse",
+        "tunable",
+        "gds",
+        "profiler",
+        "jiterator",
+        "comm",
+        "nccl",
+    ),
+]
