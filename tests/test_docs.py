@@ -44,6 +44,27 @@ def test_every_example_is_what_the_rewrite_does(rule):
         assert result.code == rule.after + "\n"
 
 
+VALID_EXAMPLES = [
+    (rule, index, text)
+    for rule in all_rules().values()
+    for index, text in enumerate(rule.valid)
+]
+
+
+@pytest.mark.parametrize(
+    "rule, index, text",
+    VALID_EXAMPLES,
+    ids=[f"{rule.code}-{index}" for rule, index, _ in VALID_EXAMPLES],
+)
+def test_every_negative_example_is_left_alone(rule, index, text):
+    # A negative example is a whole program the rule has no site in: rewritten with
+    # every fix allowed, it gives no diagnostic of the rule and is not changed by it.
+    options = Options(unsafe_fixes=True)
+    result = rewrite_source(text + "\n", options, format_mode=black.Mode())
+    assert rule.code not in {d.code for d in result.diagnostics}
+    assert result.code == text + "\n"
+
+
 def test_explain_prints_the_rule():
     proc = run_cli(["explain", "tp402"])
     assert proc.returncode == 0, proc.stderr

@@ -30,6 +30,9 @@ class Rule:
     before: str = ""  # documentation: example input
     after: str = ""  # documentation: example output
     safety: str = ""  # documentation: why the fix is safe / unsafe / absent
+    # Whole programs the rule must leave alone: no site of it, no change (executed by
+    # tests/test_docs.py as the example is).
+    valid: Tuple[str, ...] = ()
     # "error": the site can break off CUDA, so it fails --check; "info": it runs
     # everywhere as it stands (shown and counted, fails only with --strict).
     severity: str = "error"

@@ -66,13 +66,16 @@ def render_rule(rule: Rule, level: int = 1) -> str:
         if rule.after:
             example += f"\nBecomes:\n\n{_code_block(rule.after)}"
         parts.append(example)
+    if rule.valid:
+        blocks = "\n".join(_code_block(text) for text in rule.valid)
+        parts.append(f"{sub} Left alone\n\n{blocks}")
     if rule.safety:
         parts.append(f"{sub} Fix safety\n\n{rule.safety}\n")
     idioms = idioms_in(f"{rule.what}\n{rule.after}")
     if idioms:
         parts.append(
             f"{sub} Backends\n\nWhich backends implement what the fix writes "
-            f"(evidence in `codemod/backends.py`):\n\n{render_table(idioms)}"
+            f"(evidence in `codemod/catalog/backends.py`):\n\n{render_table(idioms)}"
         )
     return "\n".join(parts)
 
