@@ -39,7 +39,7 @@ from codemod.model.options import (
 )  # noqa: F401
 from codemod.rules import REGISTRY
 from codemod.model.applicability import decide
-from codemod.model.rule import Fix, Rule
+from codemod.model.rule import Fix, Rule, TorchVersion
 
 _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
@@ -130,6 +130,8 @@ class FileContext:
         self.chunk_ends_block = False  # the chunk's last statement ends its block
         self.chunk_text = ""  # the chunk's source, dedented
         self.claimed: Set[cst.CSTNode] = set()  # nodes a pass rewrites as a whole
+        # Expressions that need no parentheses where they are (codemod.passes.parens).
+        self.bare: Set[cst.CSTNode] = set()
         # Filled by codemod.rewrite.device.plan_binding before the first pass runs.
         self.device_name = options.device_name
         self.torch_name = "torch"
@@ -169,14 +171,20 @@ class FileContext:
         message: str = "",
         fix: Optional[Fix] = None,
         end: Optional[Tuple[int, int]] = None,
+        min_torch: Optional[TorchVersion] = None,
     ) -> bool:
         """Record the site and say whether its fix may be applied.
 
         ``fix`` overrides the rule's fix kind for this one site (a site can be less
-        safe than the rule's usual case, or have no fix at all).
+        safe than the rule's usual case, or have no fix at all); ``min_torch`` is the
+        release this site's fix needs where it is newer than the rule's.
         """
         decision = decide(
-            rule, self.options, suppressed=self.suppressed(line, rule.code), fix=fix
+            rule,
+            self.options,
+            suppressed=self.suppressed(line, rule.code),
+            fix=fix,
+            min_torch=min_torch,
         )
         if not decision.shown:
             return False
@@ -260,7 +268,12 @@ class Pass(cst.CSTTransformer):
         )
 
     def record_and_decide(
-        self, node: cst.CSTNode, code: str, message: str = "", fix: Optional[Fix] = None
+        self,
+        node: cst.CSTNode,
+        code: str,
+        message: str = "",
+        fix: Optional[Fix] = None,
+        min_torch: Optional[TorchVersion] = None,
     ) -> bool:
         """Record a site of rule ``code`` (a diagnostic); True when its fix is to be
         applied (enabled, not suppressed, safe or allowed, and the target torch has
@@ -269,18 +282,24 @@ class Pass(cst.CSTTransformer):
             return False
         line, col = self.position(node)
         end = self.end_position(node)
-        decided = self.context.decide(REGISTRY[code], line, col, message, fix, end)
+        decided = self.context.decide(
+            REGISTRY[code], line, col, message, fix, end, min_torch
+        )
         self.changed |= decided
         return decided
 
-    def would_apply(self, node: cst.CSTNode, code: str) -> bool:
+    def would_apply(
+        self, node: cst.CSTNode, code: str, min_torch: Optional[TorchVersion] = None
+    ) -> bool:
         """Whether a site of rule ``code`` at ``node`` will be fixed (as
         ``record_and_decide`` will decide it), recording nothing."""
         if node in self.context.claimed:
             return False
         line = self.position(node)[0]
         suppressed = self.context.suppressed(line, code)
-        return decide(REGISTRY[code], self.context.options, suppressed=suppressed).apply
+        rule = REGISTRY[code]
+        options = self.context.options
+        return decide(rule, options, suppressed=suppressed, min_torch=min_torch).apply
 
     def drop_import_if_unused(
         self, module: str, name: Optional[str] = None, alias: Optional[str] = None

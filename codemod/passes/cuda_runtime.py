@@ -593,7 +593,6 @@ class CudaRuntime(AcceleratedBranches, Pass):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.skip: Set[cst.CSTNode] = set()  # not references: handled or not names
-        self.bare: Set[cst.CSTNode] = set()  # positions where no parentheses are needed
         self.guarded: Set[cst.CSTNode] = set()  # elapsed_time() already guarded
         self.statements: Dict[cst.CSTNode, cst.BaseExpression] = (
             {}
@@ -665,36 +664,11 @@ class CudaRuntime(AcceleratedBranches, Pass):
         self.quotes.pop()
         return updated_node
 
-    def visit_FormattedStringExpression(self, node) -> None:
-        self.bare.add(node.expression)
-
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self.skip.add(node.keyword)
             if node.keyword.value == "device":
                 self._note_device(node.value)
-        if not node.star:
-            self.bare.add(node.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self.bare.add(node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self.bare.add(node.value)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None:
-            self.bare.add(node.value)
-
-    def visit_Expr(self, node: cst.Expr) -> None:
-        self.bare.add(node.value)
-
-    def visit_Element(self, node: cst.Element) -> None:
-        self.bare.add(node.value)
-
-    def visit_DictElement(self, node: cst.DictElement) -> None:
-        self.bare.add(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.callee(node)
@@ -761,7 +735,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
             and updated_node.args[0].value is not original_node.args[0].value
         ):
             device = updated_node.args[0].value  # already a device
-            if isinstance(device, cst.IfExp) and original_node not in self.bare:
+            if isinstance(device, cst.IfExp) and original_node not in self.context.bare:
                 device = device.with_changes(
                     lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
                 )
@@ -799,7 +773,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
             hoisted = hoisted.with_changes(
                 lpar=updated_node.lpar, rpar=updated_node.rpar
             )
-        elif original_node in self.bare:
+        elif original_node in self.context.bare:
             hoisted = hoisted.with_changes(lpar=[], rpar=[])
         self.statements[hoisted] = self.statements[left]
         return hoisted
@@ -1059,7 +1033,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
         node = self.expr(
             "({call} if " + _guard(quote) + " else " + cpu + ")", call=call
         )
-        if original in self.bare:
+        if original in self.context.bare:
             node = node.with_changes(lpar=[], rpar=[])
         self.statements[node] = call  # its value is unused if it is a statement
         return node

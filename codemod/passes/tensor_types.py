@@ -130,27 +130,18 @@ class TensorTypes(Pass):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.handled: Set[cst.CSTNode] = set()  # type names their parent rewrites
-        self.bare: Set[cst.CSTNode] = set()  # positions that need no parentheses
         self.callees: Set[cst.CSTNode] = set()
         self.statements: Set[cst.CSTNode] = set()  # calls that are a line of their own
         self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE.type == "cuda"`
         self.defaults: Dict[cst.CSTNode, str] = {}  # set_default_tensor_type -> dtype
 
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if not node.star:
-            self.bare.add(node.value)
-
     def visit_If(self, node: cst.If) -> None:
-        self.bare.add(node.test)
         if is_cuda_test(node.test, self.context.device_name):
             self.on_cuda.update(walk(node.body))
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if len(node.body) == 1 and isinstance(node.body[0], cst.Expr):
             self.statements.add(node.body[0].value)
-
-    def visit_Assert(self, node: cst.Assert) -> None:
-        self.bare.add(node.test)
 
     def _dtype(self, node: cst.CSTNode) -> Optional[str]:
         """``float32`` for ``torch.cuda.FloatTensor`` or "torch.cuda.FloatTensor"."""
@@ -329,4 +320,8 @@ class TensorTypes(Pass):
             y=x.deep_clone(),
             z=x.deep_clone(),
         )
-        return test.with_changes(lpar=[], rpar=[]) if original in self.bare else test
+        return (
+            test.with_changes(lpar=[], rpar=[])
+            if original in self.context.bare
+            else test
+        )

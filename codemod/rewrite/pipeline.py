@@ -41,6 +41,7 @@ from codemod.rewrite.formatting import format_changed, line_map
 from codemod.rewrite.names import ModuleFacts
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
+from codemod.passes.parens import BarePositions
 from codemod.rewrite.traversal import (
     LazyMetadata,
     Together,
@@ -184,7 +185,8 @@ def rewrite_source(
             for instance in instances:
                 instance.metadata = metadata
                 instance.changed = False
-            together = Together(instances, skipped, metadata.positions)
+            positions = BarePositions(context.bare)
+            together = Together([positions, *instances], skipped, metadata.positions)
             last[:] = [together]
             try:
                 return module.visit(together)
