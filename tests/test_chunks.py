@@ -9,7 +9,8 @@ from codemod.rewrite.chunks import select
 from codemod.rewrite.names import ModuleFacts
 from codemod.passes.base import Options
 from codemod.passes import PASSES
-from codemod.rewrite.pipeline import _context_lines, rewrite_source
+from codemod.rewrite.hits import context_lines
+from codemod.rewrite.pipeline import rewrite_source
 
 
 def rewrite(source: str) -> str:
@@ -246,7 +247,7 @@ def test_an_imported_cuda_only_call_is_seen_with_its_whole_statement():
     lines = source.splitlines(keepends=True)
     patterns = [p.FUNCTION_CONTEXT for p in PASSES]
     ends = list(itertools.accumulate(map(len, lines)))
-    found = _context_lines(source, lines, ends, patterns, ModuleFacts.of(tree, source))
+    found = context_lines(source, lines, ends, patterns, ModuleFacts.of(tree, source))
     assert found == {2, 4, 5}
 
 

@@ -13,7 +13,7 @@ import black
 import pytest
 
 from codemod.rewrite import chunks
-from codemod.rewrite.device import binding_statement
+from codemod.rewrite.device.text import binding_statement
 from codemod.run.engine import WRITE, Job, process_source
 from codemod.model.options import Options
 from codemod.passes.base import FileContext

@@ -141,7 +141,9 @@ def _check_value(pyproject: Path, key: str, value: Any) -> None:
     elif key == "device-name":
         check_device_name(where, value)
     elif key == "device-import":
-        from codemod.rewrite.imports import DeviceImport  # only where one is configured
+        from codemod.rewrite.device.text import (
+            DeviceImport,
+        )  # only where one is configured
 
         try:
             DeviceImport.parse(value)

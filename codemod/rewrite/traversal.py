@@ -28,7 +28,7 @@ from codemod.passes.base import Pass
 Span = Tuple[int, int]  # first and last line in the file, inclusive
 
 
-class Together(cst.CSTTransformer):
+class SharedTraversal(cst.CSTTransformer):
     """Runs several passes in one traversal, with each pass seeing what it would see
     alone: at each node the passes run in order, each given the node as the previous
     one left it (once a pass replaces a node by one of another type, the passes after

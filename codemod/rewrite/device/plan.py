@@ -1,16 +1,9 @@
-"""The module-level device binding.
+"""Which name the passes emit for the device, chosen before they run.
 
-A module that needs the device gets one binding right after its imports::
-
-    DEVICE = (
-        torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
-    )
-
-``plan_binding`` runs before the passes and picks the name they emit: a binding
-torchport wrote before (so a second run changes nothing), an unambiguous device
-variable of the user's own (which then becomes the binding), or a fresh name that
-shadows nothing. ``Insertion`` then says which lines to add, and where, once the
-passes have run and it is known whether any of them used the device.
+A binding torchport wrote before (so a second run changes nothing), an unambiguous
+device variable of the user's own (which then becomes the binding, if it is bound
+before every statement that will read it), the project's own device
+(``device-import``), or a fresh name that shadows nothing.
 """
 
 from __future__ import annotations
@@ -18,80 +11,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
-from codemod.rewrite.chunks import Chunk
-from codemod.rewrite.imports import DeviceImport, optional_torch_import
-from codemod.rewrite.names import ModuleFacts
-from codemod.model.options import ACCELERATOR_TORCH
 from codemod.passes.base import FileContext
-from codemod.model.rule import TorchVersion
-
-# The binding's value, by the oldest torch it runs on, as the operands black puts
-# on lines of their own when the whole does not fit.
-# check_available=True matters: a CUDA wheel on a GPU-less host reports "cuda" otherwise.
-BINDING_2_7 = (
-    "{torch}.accelerator.current_accelerator(check_available=True)",
-    'or {torch}.device("cpu")',
-)
-BINDING_2_6 = (
-    "{torch}.accelerator.current_accelerator()",
-    "if {torch}.accelerator.is_available()",
-    'else {torch}.device("cpu")',
-)
-# Before torch.accelerator (2.6) nothing finds the device without naming a vendor,
-# which torchport never does: the binding is the CUDA program's own device with the
-# CPU fallback, exact on CUDA. Raising the target later makes it portable (TP103).
-BINDING_CUDA = ('{torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',)
-
-
-def _binding_parts(torch_name: str, target: TorchVersion) -> List[str]:
-    if target >= (2, 7):
-        template = BINDING_2_7
-    elif target >= ACCELERATOR_TORCH:
-        template = BINDING_2_6
-    else:
-        template = BINDING_CUDA
-    return [part.format(torch=torch_name) for part in template]
-
-
-def binding_value(context: FileContext) -> str:
-    """The binding's value on one line."""
-    return " ".join(_binding_parts(context.torch_name, context.options.target_torch))
-
-
-def _width(line: str) -> int:
-    return len(line.expandtabs(4))  # a tab counts as one indentation step
-
-
-def _has_arguments(call: str) -> bool:
-    return not call.endswith("()")
-
-
-def binding_statement(
-    context: FileContext, newline: str = "\n", comment: str = "", indent: str = ""
-) -> str:
-    """The binding as torchport writes it, laid out as black would at ``indent``
-    within the project's line length, whether or not black runs: parenthesized, one
-    operand a line when the value does not fit on one; indented with the file's
-    indentation step."""
-    parts = _binding_parts(context.torch_name, context.options.target_torch)
-    limit = context.options.line_length
-    tail = f"  {comment}" if comment else ""
-    head = f"{indent}{context.device_name} = "
-    value = binding_value(context)
-    if _width(head + value) <= limit:
-        return f"{head}{value}{tail}{newline}"
-    inner = indent + context.indent_unit
-    if _width(inner + value) <= limit:
-        parts = [value]
-    elif _has_arguments(parts[0]) and any(_width(inner + p) > limit for p in parts):
-        # Narrower still: black splits the first call's arguments instead.
-        first, rest = parts[0], " ".join(parts[1:])
-        opened = first.index("(") + 1
-        arguments = f"{inner}{first[opened:-1]}{newline}"
-        closing = f"{indent}) {rest}" if rest else f"{indent})"
-        return f"{head}{first[:opened]}{newline}{arguments}{closing}{tail}{newline}"
-    body = "".join(f"{inner}{part}{newline}" for part in parts)
-    return f"{head}({newline}{body}{indent}){tail}{newline}"
+from codemod.rewrite.chunks import Chunk
+from codemod.rewrite.device.place import functions, optional_torch_import
+from codemod.rewrite.device.text import DeviceImport
+from codemod.rewrite.names import ModuleFacts
 
 
 def _is_str(node: ast.AST, value: str) -> bool:
@@ -239,8 +163,6 @@ def _nested_bindings(tree: ast.Module, facts: ModuleFacts):
     """Bindings torchport wrote where torch is bound other than at the top level:
     (name, statement, None) in ``try: import torch``, (name, statement, function)
     in a function that imports torch."""
-    from codemod.rewrite.imports import functions
-
     optional = optional_torch_import(tree)
     if optional is not None:
         for stmt in tree.body:
@@ -252,6 +174,29 @@ def _nested_bindings(tree: ast.Module, facts: ModuleFacts):
         for _, name, assign in _assignments(function.body):
             if is_binding(assign.value, facts):
                 yield name, assign, function
+
+
+def reuses_user_variable(context: FileContext) -> bool:
+    """Whether the plan reads a device variable the module binds itself (its own, or
+    one torchport wrote before): it must be bound before every chunk that reads it.
+    """
+    return not context.device_import and (
+        context.binding_index is not None or bool(context.binding_line)
+    )
+
+
+def after_binding(tree: ast.Module, context: FileContext, chunk: Chunk) -> bool:
+    """Whether ``chunk`` is in or after the top-level statement that binds the
+    module's device variable (chunks come in file order: so are all later ones)."""
+    return _top_index(tree, chunk.start) >= _top_index(tree, context.binding_line)
+
+
+def is_binding_statement(tree: ast.Module, context: FileContext, chunk: Chunk) -> bool:
+    """Whether ``chunk`` is the user's statement the plan turns into the binding."""
+    if context.binding_index is None:
+        return False
+    stmt = tree.body[context.binding_index]
+    return chunk.start == stmt.lineno and chunk.indent == ""
 
 
 def bound_before_uses(

@@ -1,0 +1,229 @@
+"""Where the device binding and ``import torch`` go, once the passes have run.
+
+The binding goes where torch is bound: after the module's imports, before the first
+statement that reads it; inside ``try: import torch`` when torch is optional; in
+each function that imports torch when the module imports it only there. Below
+torch 2.6 every binding added is reported (TP103): it knows only CUDA.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
+
+from codemod.model.lines import split_lines
+from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.rule import Fix, format_version
+from codemod.rewrite.device.text import binding_statement, binding_value
+from codemod.rules import REGISTRY
+
+if TYPE_CHECKING:  # pragma: no cover
+    from codemod.model.diagnostic import Diagnostic
+    from codemod.passes.base import FileContext
+    from codemod.rewrite.chunks import Chunk
+
+
+@dataclass
+class Insertion:
+    after_line: int  # original line after which ``text`` goes (0: top of file)
+    text: str
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def _imports_torch(stmt: ast.stmt) -> bool:
+    """``import torch`` (not ``import torch as th``, not ``import torch.nn``)."""
+    return isinstance(stmt, ast.Import) and any(
+        alias.name == "torch" and alias.asname is None for alias in stmt.names
+    )
+
+
+def optional_torch_import(tree: ast.Module) -> Optional[ast.stmt]:
+    """The ``import torch`` inside a top-level ``try:`` (torch is optional), if the
+    module has no plain top-level one."""
+    if any(_imports_torch(stmt) for stmt in tree.body):
+        return None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Try):
+            for inner in stmt.body:
+                if _imports_torch(inner):
+                    return inner
+    return None
+
+
+def functions(tree: ast.Module):
+    """Top-level functions and the methods of top-level classes."""
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield stmt
+        elif isinstance(stmt, ast.ClassDef):
+            for inner in stmt.body:
+                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield inner
+
+
+def _torch_imported_anywhere(tree: ast.Module) -> bool:
+    """Some ``import torch`` or ``import torch.x`` binds the name, wherever it is."""
+    return any(
+        alias.name.split(".")[0] == "torch" and alias.asname is None
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    )
+
+
+def lazy_torch_imports(
+    tree: ast.Module, uses: Sequence["Chunk"], device_name: str
+) -> Optional[List[ast.stmt]]:
+    """When the module imports torch only inside functions: the ``import torch`` of
+    each function that uses the device and has no binding yet, provided every use
+    follows such an import in its own function (else None: the binding goes at
+    module level)."""
+    if any(
+        isinstance(stmt, (ast.Import, ast.Try))
+        and any(_imports_torch(n) for n in ast.walk(stmt))
+        for stmt in tree.body
+    ):
+        return None
+    found: Dict[int, ast.stmt] = {}
+    for chunk in uses:
+        function = next(
+            (
+                f
+                for f in functions(tree)
+                if f.body[0].lineno <= chunk.start and chunk.end <= f.end_lineno
+            ),
+            None,
+        )
+        anchor = function and next(
+            (
+                s
+                for s in function.body
+                if _imports_torch(s) and s.end_lineno < chunk.start
+            ),
+            None,
+        )
+        if anchor is None:
+            return None
+        if not any(_assigns(s, device_name) for s in function.body):
+            found[anchor.lineno] = anchor
+    return [found[line] for line in sorted(found)]
+
+
+def _assigns(stmt: ast.stmt, name: str) -> bool:
+    return isinstance(stmt, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+    )
+
+
+def insertions(
+    tree: ast.Module,
+    lines: Sequence[str],
+    context: "FileContext",
+    uses: Sequence["Chunk"],
+    newline: str,
+) -> List[Insertion]:
+    """Lines to add so that every name the passes emitted is defined.
+
+    ``uses`` are the chunks whose rewrite refers to the device, in file order: the
+    binding must come before the first of them, where torch is bound.
+    """
+    # The binding reads torch, whether torchport inserts it or turns a user's
+    # device statement into it.
+    torch_needed = (
+        context.needs_device
+        and not context.binding_exists
+        and not context.device_import
+    )
+    insert_binding = torch_needed and context.binding_index is None
+    if insert_binding and context.facts.torch_alias is None:
+        optional = optional_torch_import(tree)
+        if optional is not None:
+            return [_in_block(optional, context, lines, newline)]
+        lazy = lazy_torch_imports(tree, uses, context.device_name)
+        if lazy is not None:
+            return [_in_block(anchor, context, lines, newline) for anchor in lazy]
+    needed: List[str] = []
+    if context.device_import and context.needs_device:
+        if context.device_name not in context.facts.imports:
+            needed.append(context.device_import + newline)
+    torch_bound = (
+        context.facts.torch_alias is not None or optional_torch_import(tree) is not None
+    )
+    if not torch_bound and (
+        torch_needed or context.needs_torch and not _torch_imported_anywhere(tree)
+    ):
+        needed.append("import torch" + newline)
+    first_use = uses[0].top[0] if uses else None
+    limit = first_use if first_use is not None else len(lines) + 1
+    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    before = [s for s in imports if s.end_lineno < limit]
+    if before:
+        anchor = before[-1].end_lineno
+    else:
+        head = tree.body[:1]
+        anchor = head[0].end_lineno if head and _is_docstring(head[0]) else 0
+    out: List[Insertion] = []
+    if needed:
+        out.append(Insertion(anchor, "".join(needed)))
+    if insert_binding:
+        text = binding_statement(context, newline)
+        previous = lines[anchor - 1] if anchor else ""
+        following = lines[anchor] if anchor < len(lines) else ""
+        if anchor and previous.strip():
+            text = newline + text
+        if following.strip():
+            text = text + newline
+        out.append(Insertion(anchor, text))
+    return out
+
+
+def _in_block(
+    anchor: ast.stmt, context: "FileContext", lines: Sequence[str], newline: str
+) -> Insertion:
+    """The binding right after ``anchor`` (an ``import torch``), indented as it is."""
+    line = lines[anchor.lineno - 1]
+    indent = line[: len(line) - len(line.lstrip())]
+    return Insertion(
+        anchor.end_lineno, binding_statement(context, newline, indent=indent)
+    )
+
+
+def with_binding_reports(
+    diagnostics: List["Diagnostic"],
+    code: str,
+    context: "FileContext",
+    mapping: Dict[int, int],
+    positions: str,
+    uses: Sequence["Chunk"],
+) -> List["Diagnostic"]:
+    """``diagnostics`` and, below torch 2.6, a report on each binding torchport added:
+    it knows only CUDA there (TP103), as a second run would say of it. Lines are in
+    ``positions`` ("output", or "input": the first line that needs the device)."""
+    target = context.options.target_torch
+    if target >= ACCELERATOR_TORCH or not context.needs_device:
+        return diagnostics
+    value = binding_value(context)
+    kept = set(mapping.values())  # output lines that come from the input
+    added = []
+    for number, line in enumerate(split_lines(code), start=1):
+        if number in kept or value not in line:
+            continue
+        where = (number, line.index(value) + 1)
+        if positions != "output":
+            where = (uses[0].start if uses else 1, 1)
+        message = (
+            f"the device binding added here, `{value}`, picks only CUDA:"
+            f" torch.accelerator needs torch >= {format_version(ACCELERATOR_TORCH)};"
+            f" target is {format_version(target)}"
+        )
+        context.decide(REGISTRY["TP103"], *where, message, Fix.NONE)
+        added.append(context.diagnostics.pop())
+    return sorted(diagnostics + added, key=lambda d: (d.line, d.col, d.code))

@@ -1,0 +1,123 @@
+"""The device binding as text: its value by target torch, the statement laid out
+as black would lay it out, and the ``device-import`` line.
+
+Kept free of libcst: configuration parses ``device-import`` at start-up.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, List, Optional
+
+from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.rule import TorchVersion
+
+if TYPE_CHECKING:  # pragma: no cover
+    from codemod.passes.base import FileContext
+
+# The binding's value, by the oldest torch it runs on, as the operands black puts
+# on lines of their own when the whole does not fit.
+# check_available=True matters: a CUDA wheel on a GPU-less host reports "cuda" otherwise.
+BINDING_2_7 = (
+    "{torch}.accelerator.current_accelerator(check_available=True)",
+    'or {torch}.device("cpu")',
+)
+BINDING_2_6 = (
+    "{torch}.accelerator.current_accelerator()",
+    "if {torch}.accelerator.is_available()",
+    'else {torch}.device("cpu")',
+)
+# Before torch.accelerator (2.6) nothing finds the device without naming a vendor,
+# which torchport never does: the binding is the CUDA program's own device with the
+# CPU fallback, exact on CUDA. Raising the target later makes it portable (TP103).
+BINDING_CUDA = ('{torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',)
+
+
+def _binding_parts(torch_name: str, target: TorchVersion) -> List[str]:
+    if target >= (2, 7):
+        template = BINDING_2_7
+    elif target >= ACCELERATOR_TORCH:
+        template = BINDING_2_6
+    else:
+        template = BINDING_CUDA
+    return [part.format(torch=torch_name) for part in template]
+
+
+def binding_value(context: "FileContext") -> str:
+    """The binding's value on one line."""
+    return " ".join(_binding_parts(context.torch_name, context.options.target_torch))
+
+
+def _width(line: str) -> int:
+    return len(line.expandtabs(4))  # a tab counts as one indentation step
+
+
+def _has_arguments(call: str) -> bool:
+    return not call.endswith("()")
+
+
+def binding_statement(
+    context: "FileContext", newline: str = "\n", comment: str = "", indent: str = ""
+) -> str:
+    """The binding as torchport writes it, laid out as black would at ``indent``
+    within the project's line length, whether or not black runs: parenthesized, one
+    operand a line when the value does not fit on one; indented with the file's
+    indentation step."""
+    parts = _binding_parts(context.torch_name, context.options.target_torch)
+    limit = context.options.line_length
+    tail = f"  {comment}" if comment else ""
+    head = f"{indent}{context.device_name} = "
+    value = binding_value(context)
+    if _width(head + value) <= limit:
+        return f"{head}{value}{tail}{newline}"
+    inner = indent + context.indent_unit
+    if _width(inner + value) <= limit:
+        parts = [value]
+    elif _has_arguments(parts[0]) and any(_width(inner + p) > limit for p in parts):
+        # Narrower still: black splits the first call's arguments instead.
+        first, rest = parts[0], " ".join(parts[1:])
+        opened = first.index("(") + 1
+        arguments = f"{inner}{first[opened:-1]}{newline}"
+        closing = f"{indent}) {rest}" if rest else f"{indent})"
+        return f"{head}{first[:opened]}{newline}{arguments}{closing}{tail}{newline}"
+    body = "".join(f"{inner}{part}{newline}" for part in parts)
+    return f"{head}({newline}{body}{indent}){tail}{newline}"
+
+
+@dataclass(frozen=True)
+class DeviceImport:
+    """``from MODULE import NAME [as ALIAS]``: where the project's own device lives."""
+
+    module: str
+    name: str
+    alias: Optional[str] = None
+
+    @property
+    def bound(self) -> str:
+        return self.alias or self.name
+
+    @staticmethod
+    @lru_cache(maxsize=8)
+    def parse(statement: str) -> "DeviceImport":
+        """ValueError unless ``statement`` is one absolute import of one name."""
+        try:
+            body = ast.parse(statement.strip()).body
+        except SyntaxError:
+            body = []
+        if (
+            len(body) == 1
+            and isinstance(body[0], ast.ImportFrom)
+            and not body[0].level
+            and body[0].module
+            and len(body[0].names) == 1
+            and body[0].names[0].name != "*"
+        ):
+            alias = body[0].names[0]
+            return DeviceImport(body[0].module, alias.name, alias.asname)
+        raise ValueError(f"expected 'from MODULE import NAME', got {statement!r}")
+
+    def statement(self, bound: str) -> str:
+        alias = f" as {bound}" if bound != self.name else ""
+        return f"from {self.module} import {self.name}{alias}"
