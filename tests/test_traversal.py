@@ -170,7 +170,7 @@ def test_statement_positions_are_libcsts_positions(newline):
 
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from codemod.rewrite.traversal import LazyMetadata, StatementPositions
+    from codemod.rewrite.positions import LazyMetadata, StatementPositions
 
     source = newline.join(
         [

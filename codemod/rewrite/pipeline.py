@@ -48,7 +48,8 @@ from codemod.rewrite.formatting import format_changed, line_map
 from codemod.rewrite.hits import context_lines, hit_lines
 from codemod.rewrite.names import ModuleFacts
 from codemod.rewrite.pieces import changed_pieces
-from codemod.rewrite.traversal import LazyMetadata, SharedTraversal, outside
+from codemod.rewrite.positions import LazyMetadata
+from codemod.rewrite.traversal import SharedTraversal, outside
 
 
 class ParseError(SyntaxError):
