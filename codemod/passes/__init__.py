@@ -1,6 +1,7 @@
 """The transform passes, in the order they run.
 
-Each pass is one module declaring its rules (``RULES``) and one ``Pass`` subclass.
+Each pass is one module holding one ``Pass`` subclass; the rules it implements are
+data in ``codemod.rules.<family>`` (its ``RULES``).
 Order matters where passes meet: device strings run first, so that
 ``"cuda" if torch.cuda.is_available() else "cpu"`` is seen whole before the
 runtime pass rewrites ``torch.cuda.is_available()`` on its own.
