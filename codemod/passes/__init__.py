@@ -14,7 +14,7 @@ from codemod.passes.tensor_methods import TensorMethods
 from codemod.passes.tensor_types import TensorTypes
 from codemod.passes.distributed import Distributed
 from codemod.passes.backend_flags import BackendFlags
-from codemod.passes.report_only import ReportOnly
+from codemod.passes.cuda_only import CudaOnly
 
 PASSES = (
     DeviceStrings,
@@ -24,5 +24,5 @@ PASSES = (
     TensorTypes,
     Distributed,
     BackendFlags,
-    ReportOnly,
+    CudaOnly,
 )

@@ -3,7 +3,7 @@
 ``guards_cuda_only_code`` / ``cuda_only_guard_calls`` classify an ``if`` whose body is
 CUDA-only (a name under ``catalog.CUDA_ONLY``), so that a pass rewriting
 ``torch.cuda.is_available()`` can leave that guard alone instead of widening it to
-every accelerator; the report-only pass reports such guards (TP910).
+every accelerator; the CUDA-only pass reports such guards (TP910).
 
 An early exit guards the rest of its block: after ``if not torch.cuda.is_available():
 return`` (or ``continue``, ``break``, ``raise``, ``sys.exit()``) and after ``assert
@@ -37,11 +37,11 @@ IMPORTED = (
 DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
 AVAILABILITY = {"torch.cuda.is_available", "torch.accelerator.is_available"}
 QualifiedName = Callable[[cst.CSTNode], Optional[str]]
-# What the report-only pass reports stays CUDA-only too: its names and modules, and
+# What the CUDA-only pass reports stays CUDA-only too: its names and modules, and
 # its literals ("cudagraphs", "CUDA_LAUNCH_BLOCKING", the profiler's CUDA columns,
 # also read as attributes).
-REPORTED = tuple(catalog.codes_of("report_only"))
-REPORTED_STRINGS = frozenset(catalog.names_of("report_only", ("string",)))
+REPORTED = tuple(catalog.codes_of("cuda_only"))
+REPORTED_STRINGS = frozenset(catalog.names_of("cuda_only", ("string",)))
 
 
 def imported_names(

@@ -1,7 +1,7 @@
 """TP9xx: CUDA-specific code with no portable equivalent, reported with advice or
 kept for CUDA behind a guard: the rules, as data (no libcst).
 
-The pass that finds and rewrites their sites is ``codemod.passes.report_only``.
+The pass that finds and rewrites their sites is ``codemod.passes.cuda_only``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
-"""TP9xx: CUDA-specific code with no portable equivalent, reported with advice.
+"""TP9xx: CUDA-only code, which has no portable equivalent: kept for CUDA, or reported.
 
 CUDA graphs, nvtx, compute-capability checks, CUDA extensions, CUDA_VISIBLE_DEVICES,
 pynvml, apex, the profiler's CUDA activity, torch.compile's CUDA-graph modes, and
-``torch.cuda.is_available()`` guarding such code. Only one shape has a rewrite:
-``with torch.cuda.nvtx.range(name):`` -> ``with torch.profiler.record_function(name):``
-(unsafe: the range leaves Nsight traces for the PyTorch profiler's).
-The names and their rules are the catalogue's (``codemod.catalog``).
+``torch.cuda.is_available()`` guarding such code are reported with advice. What is
+called for its effect alone is kept for CUDA: an nvtx mark or push/pop, or a
+CUDA-only call (TP911), as a statement of its own goes behind ``if DEVICE.type ==
+"cuda":``, and ``with torch.cuda.nvtx.range(name):`` gets
+``torch.profiler.record_function(name)`` where there is no CUDA (with unsafe fixes,
+``record_function`` everywhere: the range leaves Nsight's trace for the PyTorch
+profiler's). The names and their rules are the catalogue's (``codemod.catalog``).
 """
 
 from __future__ import annotations
@@ -38,10 +41,10 @@ register(*RULES)
 # more than the rule's message: the catalogue's rows of this pass.
 # apex is reported at its imports only, with advice per module (APEX below).
 REFERENCES: Dict[str, str] = {
-    n: code for n, code in catalog.codes_of("report_only").items() if n != "apex"
+    n: code for n, code in catalog.codes_of("cuda_only").items() if n != "apex"
 }
 MESSAGES: Dict[str, str] = {
-    n: row.advice for n, row in catalog.names_of("report_only").items() if row.advice
+    n: row.advice for n, row in catalog.names_of("cuda_only").items() if row.advice
 }
 MODULES = {"pynvml", "torch.cuda.nvtx", "torch.cuda.graphs"}
 NVTX_RANGE = "torch.cuda.nvtx.range"
@@ -86,7 +89,7 @@ RANGE_UNSAFE = (
 # Literals reported wherever they occur (the compile modes only as `mode=`).
 STRINGS = {
     n: row
-    for n, row in catalog.names_of("report_only", ("string",)).items()
+    for n, row in catalog.names_of("cuda_only", ("string",)).items()
     if n != VISIBLE_DEVICES and n not in CUDA_GRAPH_MODES
 }
 PROFILER_KEYS = {n for n, row in STRINGS.items() if row.code == "TP908"}
@@ -146,9 +149,9 @@ def _distinctive(name: str) -> str:
 _STAR_IMPORT = re.compile(r"from\s+torch\.cuda[\w.]*\s+import\s+\*")
 
 
-class ReportOnly(ImportSites, Pass):
+class CudaOnly(ImportSites, Pass):
     RULES = RULES
-    TRIGGER = catalog.trigger_of("report_only")
+    TRIGGER = catalog.trigger_of("cuda_only")
     # A CUDA-only statement is guarded unless it already is: the pass sees the whole
     # function around it, `if DEVICE.type == "cuda":` included.
     # Each name as its last part, or its last two where that part is a common word
