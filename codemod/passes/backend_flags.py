@@ -24,9 +24,9 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from codemod.passes.base import Pass
 from codemod import catalog
-from codemod.passes._helpers import IMPORTED, ImportSites, imported_names
+from codemod.passes.base import Pass
+from codemod.passes.imported import IMPORTED, ImportSites, imported_names
 from codemod.model.rule import Fix
 from codemod.rules import register
 from codemod.rules.backend_flags import RULES

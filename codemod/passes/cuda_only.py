@@ -20,16 +20,11 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import under
-from codemod.passes._helpers import (
-    IMPORTED,
-    ImportSites,
-    cuda_only_guard_calls,
-    imported_names,
-    is_cuda_test,
-    is_sm_version,
-)
-from codemod.rewrite.names import dotted_name
 from codemod.passes.base import Pass, attribute_name, walk
+from codemod.passes.cuda_only_code import cuda_only_guard_calls, is_sm_version
+from codemod.passes.guards import is_cuda_test
+from codemod.passes.imported import IMPORTED, ImportSites, imported_names
+from codemod.rewrite.names import dotted_name
 from codemod.rules import register
 from codemod.rules.cuda_only import RULES
 from codemod.model.rule import Fix

@@ -17,8 +17,8 @@ from typing import Dict, Optional, Set, Tuple, Union
 import libcst as cst
 
 from codemod import catalog
-from codemod.passes._helpers import AcceleratedBranches, is_binding_type, target_name
-from codemod.passes.base import Pass, attribute_name, option_name
+from codemod.passes.base import Pass, attribute_name, option_name, target_name
+from codemod.passes.guards import AcceleratedBranches, is_binding_type
 from codemod.rules import register
 from codemod.rules.device_strings import RULES
 

@@ -16,14 +16,9 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from codemod.passes.base import Pass, option_name
 from codemod import catalog
-from codemod.passes._helpers import (
-    AVAILABILITY,
-    AcceleratedBranches,
-    target_name,
-    without_guards,
-)
+from codemod.passes.base import Pass, option_name, target_name
+from codemod.passes.guards import AVAILABILITY, AcceleratedBranches, without_guards
 from codemod.rules import register
 from codemod.rules.distributed import RULES
 

@@ -8,13 +8,9 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from codemod import catalog
-from codemod.passes._helpers import (
-    AcceleratedBranches,
-    and_operands,
-    calls_cuda_named,
-    cuda_only_code,
-)
 from codemod.passes.base import Pass, attribute_name
+from codemod.passes.cuda_only_code import calls_cuda_named, cuda_only_code
+from codemod.passes.guards import AcceleratedBranches, and_operands
 from codemod.rules import register
 from codemod.rules.tensor_methods import RULES
 from codemod.model.rule import Fix

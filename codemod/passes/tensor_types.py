@@ -24,8 +24,8 @@ from typing import Dict, Optional, Set
 import libcst as cst
 
 from codemod import catalog
-from codemod.passes._helpers import is_cuda_test
 from codemod.passes.base import Pass, attribute_name, walk
+from codemod.passes.guards import is_cuda_test
 from codemod.rules import register
 from codemod.rules.tensor_types import RULES
 
