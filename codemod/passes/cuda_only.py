@@ -8,13 +8,14 @@ CUDA-only call (TP911), as a statement of its own goes behind ``if DEVICE.type =
 "cuda":``, and ``with torch.cuda.nvtx.range(name):`` gets
 ``torch.profiler.record_function(name)`` where there is no CUDA (with unsafe fixes,
 ``record_function`` everywhere: the range leaves Nsight's trace for the PyTorch
-profiler's). The names and their rules are the catalogue's (``codemod.catalog``).
+profiler's). The names and their rules are the catalogue's (``codemod.catalog``);
+its import sites are ``codemod.passes.cuda_only_imports``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set, Union
+from typing import Dict, Optional, Set, Union
 
 import libcst as cst
 
@@ -22,9 +23,8 @@ from codemod import catalog
 from codemod.catalog import under
 from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.cuda_only_code import cuda_only_guard_calls, is_sm_version
+from codemod.passes.cuda_only_imports import REFERENCES, CudaOnlyImports
 from codemod.passes.guards import is_cuda_test
-from codemod.passes.imported import IMPORTED, ImportSites, imported_names
-from codemod.rewrite.names import dotted_name
 from codemod.rules import register
 from codemod.rules.cuda_only import RULES
 from codemod.model.rule import Fix
@@ -32,12 +32,8 @@ from codemod.model.rule import Fix
 register(*RULES)
 
 
-# Qualified name (or prefix, at a dot) -> rule, and per-name advice where it says
-# more than the rule's message: the catalogue's rows of this pass.
-# apex is reported at its imports only, with advice per module (APEX below).
-REFERENCES: Dict[str, str] = {
-    n: code for n, code in catalog.codes_of("cuda_only").items() if n != "apex"
-}
+# Per-name advice where it says more than the rule's message (the rules are
+# REFERENCES, the catalogue's rows of this pass).
 MESSAGES: Dict[str, str] = {
     n: row.advice for n, row in catalog.names_of("cuda_only").items() if row.advice
 }
@@ -59,19 +55,6 @@ EXTENSION_LOADERS = {
 COMPILE = "torch.compile"
 CUDA_GRAPH_MODES = {"reduce-overhead", "max-autotune"}
 VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
-# apex module -> what to use instead (longest prefix wins).
-APEX: Dict[str, str] = {
-    "apex": "NVIDIA apex is CUDA-only; use the PyTorch equivalent of what you use",
-    "apex.amp": "apex.amp is CUDA-only; use `torch.autocast(DEVICE.type)` and "
-    "`torch.amp.GradScaler(DEVICE.type)`",
-    "apex.optimizers": "apex's fused optimizers are CUDA-only; use `torch.optim.AdamW`"
-    "/`Adam`/`SGD` (with `fused=True` where the device supports it)",
-    "apex.parallel": "apex.parallel is CUDA-only; use `torch.nn.parallel."
-    "DistributedDataParallel` and `torch.nn.SyncBatchNorm`",
-    "apex.normalization": "apex's fused norms are CUDA-only; use `torch.nn.LayerNorm` "
-    "/ `torch.nn.RMSNorm` (torch 2.4)",
-}
-
 AVAILABLE = "torch.cuda.is_available"
 CUDA_TEST = '{device}.type == "cuda"'
 RANGE_UNSAFE = (
@@ -93,39 +76,6 @@ LEGACY_TYPE_ADVICE = (
     "a CUDA tensor type named by a string; use `.to(dtype=..., device=DEVICE)` "
     "(or `torch.set_default_dtype` and `torch.set_default_device(DEVICE)`)"
 )
-STAR_ADVICE = (
-    "`from {module} import *` hides which CUDA names the code uses; import them by "
-    "name (or write `{module}.<name>`) so that torchport can port them"
-)
-STAR_NAME_ADVICE = (
-    "`{name}` comes from `from {module} import *`: write `{module}.{name}` so that "
-    "torchport can port it"
-)
-FALLBACK_IMPORT_ADVICE = (
-    "a torch.cuda import taken when another import fails: the names it binds are "
-    "CUDA-only where it is taken and their uses cannot tell; import the portable "
-    "API only (`torch.amp` for GradScaler and autocast)"
-)
-IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
-# Each module's names, for what a star import brings in.
-_CATALOGUE_NAMES = [n for row in catalog.ROWS for n in row.names]
-
-
-def star_names(module: str) -> Set[str]:
-    """The catalogue's names directly under ``module``: what ``from module import *``
-    binds that code may call bare."""
-    return {
-        n[len(module) + 1 :]
-        for n in _CATALOGUE_NAMES
-        if n.startswith(module + ".") and "." not in n[len(module) + 1 :]
-    }
-
-
-# A line calling a star-imported torch.cuda function bare holds a site.
-STAR_CALLS = re.compile(
-    r"(?<![\w.])(?:%s)\(" % "|".join(sorted(star_names("torch.cuda"), key=len)[::-1])
-)
-
 WIDENED = (
     "`torch.accelerator.is_available()` guards CUDA-only code: on MPS, XPU, NPU or TPU "
     'it now runs it; test `DEVICE.type == "cuda"` (or `torch.cuda.is_available()`) '
@@ -141,10 +91,7 @@ def _distinctive(name: str) -> str:
     return ".".join(parts[-2:])
 
 
-_STAR_IMPORT = re.compile(r"from\s+torch\.cuda[\w.]*\s+import\s+\*")
-
-
-class CudaOnly(ImportSites, Pass):
+class CudaOnly(CudaOnlyImports, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("cuda_only")
     # A CUDA-only statement is guarded unless it already is: the pass sees the whole
@@ -159,19 +106,9 @@ class CudaOnly(ImportSites, Pass):
             for n in list(CUDA_ONLY_STATEMENTS) + [NVTX_RANGE, *CUDART_EFFECTS]
         )
     )
-    HITS = STAR_CALLS
-
-    @classmethod
-    def hits_in(cls, source: str):
-        # The bare names of torch.cuda are sites only after a star import of it.
-        return cls.HITS if _STAR_IMPORT.search(source) else None
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        # name -> module, for the names of `from torch.cuda... import *` (the file's
-        # chunks come in order, so the import is seen before the calls).
-        self.starred: Dict[str, str] = {}
-        self.handlers: List[bool] = []  # enclosing `except`: does it catch ImportError
         self.type_arguments: Set[cst.CSTNode] = set()  # of `x.type(...)`: not ours
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -180,58 +117,6 @@ class CudaOnly(ImportSites, Pass):
         self.effects: Dict[cst.Call, str] = {}  # CUDA-only statements -> rule
         self.handled: Set[cst.CSTNode] = set()  # names of those: not reported apart
         self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE.type == "cuda"`
-
-    # -- imports ----------------------------------------------------------------------
-    def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
-        if self._cuda_only_import(node):
-            return
-        for alias, name in imported_names(node):
-            prefix = under(name, REFERENCES)
-            if prefix in ("pynvml", None):
-                self._vendor_import(alias, name)
-            else:
-                self.report(alias, REFERENCES[prefix], IMPORTED)
-
-    def _cuda_only_import(self, node: Union[cst.Import, cst.ImportFrom]) -> bool:
-        """``from torch.cuda import *``, or a torch.cuda import in an ``except
-        ImportError:`` handler: reported whole (TP913)."""
-        if not isinstance(node, cst.ImportFrom) or node.module is None:
-            return False
-        module = dotted_name(node.module) or ""
-        if not under(module, ("torch.cuda",)) or node.relative:
-            return False
-        if isinstance(node.names, cst.ImportStar):
-            bound = self.context.facts.bound | self.context.facts.functions
-            for name in star_names(module) - bound:
-                self.starred[name] = module
-            self.report(node, "TP913", STAR_ADVICE.format(module=module))
-            return True
-        if any(self.handlers):
-            self.report(node, "TP913", FALLBACK_IMPORT_ADVICE)
-            return True
-        return False
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        caught = node.type
-        names = (
-            [e.value for e in caught.elements]
-            if isinstance(caught, cst.Tuple)
-            else [caught]
-        )
-        self.handlers.append(
-            any((dotted_name(n) or "").split(".")[-1] in IMPORT_ERRORS for n in names)
-        )
-
-    def leave_ExceptHandler(self, original_node, updated_node):
-        self.handlers.pop()
-        return updated_node
-
-    def _vendor_import(self, node: cst.CSTNode, name: Optional[str]) -> None:
-        if under(name, ("pynvml",)):
-            self.report(node, "TP906")
-        elif under(name, ("apex",)):
-            prefix = max((p for p in APEX if under(name, (p,))), key=len)
-            self.report(node, "TP907", APEX[prefix])
 
     # -- references -------------------------------------------------------------------
     def _reference(self, node: cst.CSTNode) -> bool:
@@ -274,13 +159,7 @@ class CudaOnly(ImportSites, Pass):
             self.ranges.add(call)
             self.ranges.add(call.func)
 
-    def _hidden_calls(self, node: cst.Call) -> None:
-        """A star-imported torch.cuda function called bare."""
-        func = node.func
-        if isinstance(func, cst.Name) and func.value in self.starred:
-            module = self.starred[func.value]
-            message = STAR_NAME_ADVICE.format(name=func.value, module=module)
-            self.report(func, "TP913", message)
+    def _type_arguments(self, node: cst.Call) -> None:
         # `x.get_device()` given as a device is the runtime pass's (TP302); a type
         # named by a string in `x.type(...)` or `torch.set_default_tensor_type(...)`
         # is the tensor-types pass's (TP313).
@@ -291,7 +170,8 @@ class CudaOnly(ImportSites, Pass):
             self.type_arguments.add(node.args[0].value)
 
     def visit_Call(self, node: cst.Call) -> None:
-        self._hidden_calls(node)
+        self.star_call(node)
+        self._type_arguments(node)
         callee = self.callee(node)
         if callee in EXTENSION_LOADERS and self._builds_cuda(node):
             self.report(node, "TP904")
