@@ -37,6 +37,20 @@ RULES = (
         safety='Safe: on CUDA `DEVICE.type` is "cuda", and `torch.autocast("cuda")` '
         "defaults to float16 like `torch.cuda.amp.autocast`. Other devices use "
         "their own default autocast dtype (bfloat16 on the CPU and on TPU).",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'with torch.amp.autocast("cpu"):\n'
+                "    loss = model(x)"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                'with torch.autocast("cpu", dtype=torch.bfloat16):\n'
+                "    loss = model(x)"
+            ),
+        ),
     ),
     Rule(
         "TP402",
@@ -55,6 +69,9 @@ RULES = (
         before=("import torch\n" "\n" "scaler = torch.cuda.amp.GradScaler(2.0**10)"),
         after=EXAMPLE_BINDING + "scaler = torch.amp.GradScaler(DEVICE.type, 2.0**10)",
         safety="Safe: on CUDA it is the same scaler with the same settings.",
+        valid=(
+            ("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu", 2.0**10)'),
+        ),
     ),
     Rule(
         "TP403",
@@ -86,6 +103,18 @@ RULES = (
         safety="Safe: decorators run at import time, and the binding comes right "
         "after the imports, before any class body. Where the module's own device "
         "variable is assigned after the decorated code, the site is only reported.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "\n"
+                "class Scale(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                '    @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)\n'
+                "    def forward(ctx, x):\n"
+                "        return x * 2"
+            ),
+        ),
     ),
     Rule(
         "TP404",
@@ -111,6 +140,14 @@ RULES = (
             "    x = x.to(torch.get_autocast_dtype(DEVICE.type))"
         ),
         safety="Safe: on CUDA the answers are the same.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'if torch.is_autocast_enabled("cpu"):\n'
+                '    x = x.to(torch.get_autocast_dtype("cpu"))'
+            ),
+        ),
     ),
     Rule(
         "TP405",
@@ -128,6 +165,9 @@ RULES = (
             "import torch\n" "\n" 'with torch.autocast("cpu"):\n' "    y = model(x)"
         ),
         safety="Safe: the same CPU autocast, with the same defaults.",
+        valid=(
+            ("import torch\n" "\n" 'with torch.autocast("cpu"):\n' "    y = model(x)"),
+        ),
     ),
     Rule(
         "TP406",
@@ -141,6 +181,7 @@ RULES = (
         before=("import torch\n" "\n" "scaler = torch.cpu.amp.GradScaler()"),
         after=("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu")'),
         safety="Safe: the same CPU scaler.",
+        valid=(("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu")'),),
     ),
     Rule(
         "TP407",
@@ -159,6 +200,13 @@ RULES = (
         after=EXAMPLE_BINDING
         + "scaler = torch.amp.GradScaler(DEVICE.type, init_scale=1024.0)",
         safety="Safe: on CUDA it is the same scaler.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'scaler = torch.amp.GradScaler(device="cpu", init_scale=1024.0)'
+            ),
+        ),
     ),
     Rule(
         "TP409",
@@ -174,5 +222,15 @@ RULES = (
         before=("import torch\n" "\n" "scaler_class = torch.cuda.amp.GradScaler"),
         after="scaler_class = functools.partial(torch.amp.GradScaler, DEVICE.type)",
         safety="No automatic fix.",
+        valid=(
+            (
+                "import functools\n"
+                "\n"
+                "import torch\n"
+                "\n"
+                'cpu_autocast = functools.partial(torch.autocast, "cpu")\n'
+                "scaler_class = torch.amp.GradScaler"
+            ),
+        ),
     ),
 )

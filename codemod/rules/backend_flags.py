@@ -22,6 +22,17 @@ RULES = (
         before=("import torch\n" "\n" "torch.backends.cudnn.benchmark = True"),
         after="torch.backends.cudnn.benchmark = True  # noqa: TP601",
         safety="No fix needed.",
+        valid=(
+            (
+                "import argparse\n"
+                "\n"
+                "parser = argparse.ArgumentParser()\n"
+                'parser.add_argument("--cudnn-benchmark", action="store_true")\n'
+                "args = parser.parse_args()\n"
+                "if args.cudnn_benchmark:\n"
+                '    print("benchmark mode")'
+            ),
+        ),
         severity="info",
     ),
     Rule(
@@ -40,6 +51,7 @@ RULES = (
         "torch.use_deterministic_algorithms(True)  # by hand, if every op allows it",
         safety="No automatic fix: `use_deterministic_algorithms(True)` raises on ops "
         "that have no deterministic implementation, and is not what the flag did.",
+        valid=(("import torch\n" "\n" "torch.use_deterministic_algorithms(True)"),),
         severity="info",
     ),
     Rule(
@@ -55,6 +67,7 @@ RULES = (
         before=("import torch\n" "\n" "torch.backends.cudnn.enabled = False"),
         after="torch.backends.cudnn.enabled = False  # noqa: TP603",
         safety="No fix.",
+        valid=(("import torch\n" "\n" "torch.backends.mkldnn.enabled = False"),),
         severity="info",
     ),
     Rule(
@@ -75,6 +88,14 @@ RULES = (
         '`= True` -> "high" is unsafe: on other devices it also lowers precision '
         "(oneDNN TF32 on recent CPUs, a bf16 pass on TPU), which the CUDA flag did "
         "not do. Reads of the flag are only reported.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'torch.set_float32_matmul_precision("high")\n'
+                "config.allow_tf32 = True"
+            ),
+        ),
         severity="info",
     ),
     Rule(
@@ -90,6 +111,15 @@ RULES = (
         before=("import torch\n" "\n" "torch.backends.cudnn.allow_tf32 = True"),
         after="torch.backends.cudnn.allow_tf32 = True  # noqa: TP605",
         safety="No fix.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "allow_tf32 = args.tf32\n"
+                "if allow_tf32:\n"
+                '    torch.set_float32_matmul_precision("high")'
+            ),
+        ),
         severity="info",
     ),
     Rule(
@@ -121,6 +151,15 @@ RULES = (
         safety="Safe: sdp_kernel builds this very list (omitted flags default to True) "
         "and enters sdpa_kernel with it. Arguments that are not literal booleans are "
         "reported.",
+        valid=(
+            (
+                "import torch\n"
+                "from torch.nn.attention import SDPBackend, sdpa_kernel\n"
+                "\n"
+                "with sdpa_kernel(SDPBackend.MATH):\n"
+                "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v)"
+            ),
+        ),
     ),
     Rule(
         "TP609",
@@ -137,5 +176,13 @@ RULES = (
         before=("import torch\n" "\n" "print(torch.backends.cudnn.version())"),
         after="print(torch.backends.cudnn.version())  # noqa: TP609",
         safety="No fix.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "if torch.backends.mps.is_available() or torch.backends.mkldnn.is_available():\n"
+                '    print("fast kernels")'
+            ),
+        ),
     ),
 )

@@ -31,6 +31,21 @@ RULES = (
         ),
         after='if DEVICE.type == "cuda":  # by hand\n    g = torch.cuda.CUDAGraph()\n    ...',
         safety="No fix.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "graph = torch.fx.symbolic_trace(model).graph\n"
+                "graph.print_tabular()"
+            ),
+            EXAMPLE_BINDING
+            + (
+                'if DEVICE.type == "cuda":\n'
+                "    g = torch.cuda.CUDAGraph()\n"
+                "    with torch.cuda.graph(g):\n"
+                "        out = model(x)"
+            ),
+        ),
     ),
     Rule(
         "TP902",
@@ -66,6 +81,16 @@ RULES = (
         "label the PyTorch profiler's trace. The unsafe `record_function` alone moves "
         "CUDA's label from Nsight's nvtx timeline to the PyTorch profiler's (Nsight "
         "sees it only under `emit_nvtx()`).",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'with torch.profiler.record_function("forward"):\n'
+                "    out = model(x)"
+            ),
+            EXAMPLE_BINDING
+            + ('if DEVICE.type == "cuda":\n' '    torch.cuda.nvtx.mark("start")'),
+        ),
     ),
     Rule(
         "TP903",
@@ -87,6 +112,20 @@ RULES = (
         ),
         after='if DEVICE.type == "cuda" and torch.cuda.get_device_capability()[0] >= 8:',
         safety="No fix.",
+        valid=(
+            (
+                "import sys\n"
+                "\n"
+                "if sys.version_info.major >= 3:\n"
+                '    print("python 3")'
+            ),
+            EXAMPLE_BINDING
+            + (
+                'if DEVICE.type == "cuda":\n'
+                "    if torch.cuda.get_device_capability()[0] >= 8:\n"
+                "        dtype = torch.bfloat16"
+            ),
+        ),
     ),
     Rule(
         "TP904",
@@ -106,6 +145,14 @@ RULES = (
         after='ext = load("ops", sources=["ops.cpp", "ops_kernel.cu"]) '
         'if DEVICE.type == "cuda" else None  # by hand, with a fallback',
         safety="No fix.",
+        valid=(
+            (
+                "from torch.utils.cpp_extension import CppExtension, load\n"
+                "\n"
+                'ext = load("ops", sources=["ops.cpp"])\n'
+                'module = CppExtension("ops", ["ops.cpp"])'
+            ),
+        ),
     ),
     Rule(
         "TP905",
@@ -123,6 +170,14 @@ RULES = (
         ),
         after="torch.accelerator.set_device_index(local_rank)  # by hand",
         safety="No fix.",
+        valid=(
+            (
+                "import os\n"
+                "\n"
+                "# launch with CUDA_VISIBLE_DEVICES=0 to pick the first GPU\n"
+                'os.environ["OMP_NUM_THREADS"] = "4"'
+            ),
+        ),
     ),
     Rule(
         "TP906",
@@ -144,6 +199,7 @@ RULES = (
         ),
         after="free, total = torch.accelerator.get_memory_info()  # by hand",
         safety="No fix.",
+        valid=(("import psutil\n" "\n" "free = psutil.virtual_memory().available"),),
     ),
     Rule(
         "TP907",
@@ -158,6 +214,7 @@ RULES = (
         before="from apex.optimizers import FusedAdam",
         after="optimizer = torch.optim.AdamW(params, fused=True)  # by hand",
         safety="No fix.",
+        valid=(("apex = max(heights)\n" "print(apex)"),),
     ),
     Rule(
         "TP908",
@@ -177,6 +234,15 @@ RULES = (
         ),
         after="activities=torch.profiler.supported_activities()",
         safety="No fix: the trace would contain other activities than before.",
+        valid=(
+            (
+                "from torch.profiler import ProfilerActivity, profile\n"
+                "\n"
+                "with profile(activities=[ProfilerActivity.CPU]) as prof:\n"
+                "    model(x)\n"
+                'print(prof.key_averages().table(sort_by="cpu_time_total"))'
+            ),
+        ),
     ),
     Rule(
         "TP909",
@@ -196,6 +262,19 @@ RULES = (
         after='model = torch.compile(\n    model, mode="reduce-overhead" if DEVICE.type '
         '== "cuda" else "default"\n)  # by hand',
         safety="No fix.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'model = torch.compile(model, mode="default", backend="inductor")'
+            ),
+            EXAMPLE_BINDING
+            + (
+                "model = torch.compile(\n"
+                '    model, mode="reduce-overhead" if DEVICE.type == "cuda" else "default"\n'
+                ")"
+            ),
+        ),
     ),
     Rule(
         "TP910",
@@ -218,6 +297,14 @@ RULES = (
         ),
         after="if torch.cuda.is_available():  # kept: the body is CUDA-only",
         safety="No fix.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "if torch.accelerator.is_available():\n"
+                "    torch.accelerator.synchronize()"
+            ),
+        ),
     ),
     Rule(
         "TP911",
@@ -242,6 +329,14 @@ RULES = (
             "    torch.cuda.set_per_process_memory_fraction(0.5)"
         ),
         safety="Safe: unchanged on CUDA, skipped elsewhere.",
+        valid=(
+            EXAMPLE_BINDING
+            + (
+                'if DEVICE.type == "cuda":\n'
+                "    torch.cuda.set_per_process_memory_fraction(0.5)"
+            ),
+            ("import torch\n" "\n" "torch.accelerator.empty_cache()"),
+        ),
     ),
     Rule(
         "TP913",
@@ -266,6 +361,14 @@ RULES = (
         ),
         after="xs = [x.to(DEVICE) for x in xs]  # by hand",
         safety="No fix.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "print(torch.__version__)\n"
+                "x = x.type(torch.float16)"
+            ),
+        ),
     ),
     Rule(
         "TP912",
@@ -289,5 +392,6 @@ RULES = (
         after='if DEVICE.type == "cuda":  # by hand\n'
         '    os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"',
         safety="No fix.",
+        valid=(("import os\n" "\n" 'os.environ["OMP_NUM_THREADS"] = "1"'),),
     ),
 )

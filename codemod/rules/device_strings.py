@@ -23,6 +23,14 @@ RULES = (
         before=("import torch\n" "\n" 'x = torch.zeros(3).to(torch.device("cuda"))'),
         after=EXAMPLE_BINDING + "x = torch.zeros(3).to(DEVICE)",
         safety="Safe: on a CUDA machine DEVICE is `device(type='cuda')`.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'cpu = torch.device("cpu")\n'
+                "x = torch.zeros(3, device=cpu)"
+            ),
+        ),
     ),
     Rule(
         "TP102",
@@ -42,6 +50,15 @@ RULES = (
         after=EXAMPLE_BINDING + "y = torch.ones(2, device=DEVICE)",
         safety="Safe: strings stay strings (`DEVICE.type`); torch APIs that take a "
         "`torch.device` get `DEVICE`.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'x = torch.zeros(3).to("cpu")\n'
+                'y = torch.ones(2, device="cpu")'
+            ),
+            ("import logging\n" "\n" 'logging.info("moved the model to cuda")'),
+        ),
     ),
     Rule(
         "TP103",
@@ -67,6 +84,13 @@ RULES = (
             ")"
         ),
         safety="Safe: identical on CUDA and on CPU-only machines.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'device = "mps" if torch.backends.mps.is_available() else "cpu"'
+            ),
+        ),
     ),
     Rule(
         "TP104",
@@ -91,6 +115,20 @@ RULES = (
         ),
         safety="Safe: true exactly when the original was on a CUDA machine, and never "
         "true on the CPU.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'if args.device == "cpu":\n'
+                "    torch.set_num_threads(4)"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                'if x.device.type == "mps":\n'
+                "    torch.mps.synchronize()"
+            ),
+        ),
     ),
     Rule(
         "TP105",
@@ -105,6 +143,10 @@ RULES = (
         before=("import torch\n" "\n" 'device = "cuda"'),
         after=EXAMPLE_BINDING + "device = DEVICE.type",
         safety="Safe: the value stays a string; a user can still pass any device.",
+        valid=(
+            ('cuda_version = "12.1"\n' 'device_name = "cpu"'),
+            ('def run(device="cpu"):\n' "    return device"),
+        ),
     ),
     Rule(
         "TP109",
@@ -120,5 +162,13 @@ RULES = (
         before=("import torch\n" "\n" 'DEVICES = ["cuda", "cpu"]'),
         after='DEVICES = [DEVICE.type, "cpu"]  # by hand',
         safety="No automatic fix.",
+        valid=(
+            ('SPEEDUPS = {"cuda": 3.2, "cpu": 1.0}\n' 'print(SPEEDUPS["cuda"])'),
+            (
+                "import logging\n"
+                "\n"
+                'logging.warning("cuda is not available, running on the cpu")'
+            ),
+        ),
     ),
 )

@@ -43,6 +43,13 @@ RULES = (
         ),
         safety='Safe: on a CUDA machine the call returns "nccl" (checked on an H200). '
         "The value stays a string. Needs torch >= 2.6.",
+        valid=(
+            (
+                "import torch.distributed as dist\n"
+                "\n"
+                'dist.init_process_group(backend="gloo", rank=rank, world_size=world_size)'
+            ),
+        ),
     ),
     Rule(
         "TP502",
@@ -67,6 +74,14 @@ RULES = (
         "    torch.cuda.synchronize()",
         safety="No automatic fix: whether the branch is about NCCL or about 'the "
         "accelerator' needs a reader.",
+        valid=(
+            (
+                "import torch.distributed as dist\n"
+                "\n"
+                'if dist.get_backend() == "gloo":\n'
+                '    print("CPU collectives")'
+            ),
+        ),
     ),
     Rule(
         "TP503",
@@ -82,6 +97,10 @@ RULES = (
         after='BACKENDS = [dist.get_default_backend_for_device(DEVICE), "gloo"]'
         "  # by hand",
         safety="No automatic fix.",
+        valid=(
+            ("import logging\n" "\n" 'logging.info("falling back from nccl to gloo")'),
+            ("import os\n" "\n" 'os.environ["NCCL_DEBUG"] = "INFO"'),
+        ),
     ),
     Rule(
         "TP504",
@@ -111,6 +130,15 @@ RULES = (
             "    )"
         ),
         safety="Safe: the argument is unchanged wherever an accelerator exists.",
+        valid=(
+            (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "\n"
+                "\n"
+                "def wrap(model):\n"
+                "    return DDP(model, device_ids=None)"
+            ),
+        ),
     ),
     Rule(
         "TP505",
@@ -140,5 +168,16 @@ RULES = (
             "    mp.spawn(train, args=(world_size,), nprocs=world_size)"
         ),
         safety="Safe: different only when the count is 0, where nothing ran before.",
+        valid=(
+            (
+                "import os\n"
+                "\n"
+                "import torch.multiprocessing as mp\n"
+                "\n"
+                'if __name__ == "__main__":\n'
+                '    world_size = int(os.environ["WORLD_SIZE"])\n'
+                "    mp.spawn(train, args=(world_size,), nprocs=world_size)"
+            ),
+        ),
     ),
 )

@@ -35,6 +35,9 @@ RULES = (
         "index (`rank`, `local_rank`, `args.gpu`, `device_id`). Any other argument "
         "is assumed to be an int (unsafe: it could be a torch.device). In a module "
         "that defines its own `cuda` method the call is only reported.",
+        valid=(
+            ("import torch\n" "\n" "if args.cuda:\n" '    print("asked for CUDA")'),
+        ),
     ),
     Rule(
         "TP202",
@@ -59,6 +62,10 @@ RULES = (
         after=EXAMPLE_BINDING
         + ('if x.device.type == DEVICE.type != "cpu":\n' "    ..."),
         safety="Safe: the same truth value on CUDA and on CPU-only machines.",
+        valid=(
+            ("import torch\n" "\n" 'on_accelerator = x.device.type != "cpu"'),
+            ("import torch\n" "\n" "if x.is_cpu:\n" "    x = x.numpy()"),
+        ),
     ),
     Rule(
         "TP203",
@@ -79,5 +86,13 @@ RULES = (
         + 'batch = batch.pin_memory() if DEVICE.type != "cpu" else batch',
         safety="Safe: only one branch of the conditional runs, so the receiver is "
         "evaluated once, as before.",
+        valid=(
+            ("import torch\n" "\n" "buffer = torch.empty(1024, pin_memory=False)"),
+            (
+                "from torch.utils.data import DataLoader\n"
+                "\n"
+                "loader = DataLoader(dataset, batch_size=32, pin_memory=True)"
+            ),
+        ),
     ),
 )

@@ -51,5 +51,14 @@ RULES = (
         "device (CPU tensors on an accelerator other than CUDA), and a later "
         "`set_default_tensor_type(torch.FloatTensor)` resets the dtype but not the "
         "device.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "x = torch.FloatTensor([1, 2])\n"
+                "if isinstance(x, torch.FloatTensor):\n"
+                "    x = x.type(torch.DoubleTensor)"
+            ),
+        ),
     ),
 )
