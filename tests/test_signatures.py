@@ -19,7 +19,7 @@ import torch
 
 from codemod import catalog
 from codemod.model.options import Options
-from codemod.passes._helpers import is_guard
+from codemod.passes.guards import is_guard
 from codemod.rewrite.pipeline import rewrite_source
 
 OPTIONS = Options(target_torch=(2, 13), unsafe_fixes=True, device_name="DEVICE")

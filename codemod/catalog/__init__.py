@@ -48,7 +48,7 @@ PASS_ORDER = (
     "tensor_types",
     "distributed",
     "backend_flags",
-    "report_only",
+    "cuda_only",
 )
 
 

@@ -13,7 +13,7 @@ def _report(
     code: str, *names: str, kind="name", trigger="cuda", advice=""
 ) -> List[Row]:
     return [
-        Row((n,), code, "report_only", kind=kind, trigger=trigger, advice=advice)
+        Row((n,), code, "cuda_only", kind=kind, trigger=trigger, advice=advice)
         for n in names
     ]
 
@@ -32,7 +32,7 @@ ROWS: List[Row] = [
     Row(
         ("torch.cuda.nvtx.range",),
         "TP902",
-        "report_only",
+        "cuda_only",
         "{torch}.profiler.record_function",
     ),
     *_report(

@@ -1,6 +1,7 @@
 """The transform passes, in the order they run.
 
-Each pass is one module declaring its rules (``RULES``) and one ``Pass`` subclass.
+Each pass is one module holding one ``Pass`` subclass; the rules it implements are
+data in ``codemod.rules.<family>`` (its ``RULES``).
 Order matters where passes meet: device strings run first, so that
 ``"cuda" if torch.cuda.is_available() else "cpu"`` is seen whole before the
 runtime pass rewrites ``torch.cuda.is_available()`` on its own.
@@ -13,7 +14,7 @@ from codemod.passes.tensor_methods import TensorMethods
 from codemod.passes.tensor_types import TensorTypes
 from codemod.passes.distributed import Distributed
 from codemod.passes.backend_flags import BackendFlags
-from codemod.passes.report_only import ReportOnly
+from codemod.passes.cuda_only import CudaOnly
 
 PASSES = (
     DeviceStrings,
@@ -23,5 +24,5 @@ PASSES = (
     TensorTypes,
     Distributed,
     BackendFlags,
-    ReportOnly,
+    CudaOnly,
 )

@@ -114,6 +114,15 @@ def attribute_name(node: cst.CSTNode) -> Optional[str]:
     return node.attr.value if isinstance(node, cst.Attribute) else None
 
 
+def target_name(node: cst.CSTNode) -> str:
+    """The last name of an assignment target: ``device`` of ``self.device = ...``."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
+
+
 class FileContext:
     """State shared by the passes that run over one file."""
 

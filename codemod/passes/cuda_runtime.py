@@ -31,13 +31,15 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import Param, Row, under
-from codemod.passes._helpers import (
-    AcceleratedBranches,
+from codemod.passes.cuda_only_code import (
     calls_cuda_named,
     cuda_only_code,
+    guards_cuda_only_code,
+)
+from codemod.passes.guards import (
+    AcceleratedBranches,
     exit_guards,
     fallback_checks,
-    guards_cuda_only_code,
     is_cuda_test,
     is_guard,
 )

@@ -5,150 +5,41 @@ node (a call argument, a comparison, an assignment to a ``*device*`` name, ...)
 classifies its child literal on the way down; the literal is rewritten on the way
 up. Every other literal that is exactly ``"cuda"`` or ``"cuda:N"`` is reported.
 Types are kept: a string becomes ``DEVICE.type`` (or ``f"{DEVICE.type}:N"``), and
-only positions that take a ``torch.device`` get ``DEVICE`` itself.
+only positions that take a ``torch.device`` get ``DEVICE`` itself. The positions,
+and what each takes, are ``codemod.passes.device_positions``.
 """
 
 from __future__ import annotations
 
-import enum
 import re
-from typing import Dict, Optional, Set, Tuple, Union
+from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
 from codemod import catalog
-from codemod.passes._helpers import AcceleratedBranches, is_binding_type, target_name
-from codemod.passes.base import ACCELERATOR_TORCH, Pass, attribute_name, option_name
-from codemod.rules import EXAMPLE_BINDING, register
-from codemod.model.rule import Fix, Rule
-
-RULES = (
-    Rule(
-        "TP101",
-        "cuda-device-object",
-        '`torch.device("cuda")` hard-codes the CUDA device',
-        Fix.SAFE,
-        ACCELERATOR_TORCH,
-        what='Replaces `torch.device("cuda")` with the module\'s device binding, and '
-        '`torch.device("cuda", i)` with `torch.device(DEVICE.type, i)`.',
-        why="A hard-coded CUDA device fails on a machine without CUDA and never uses "
-        "TPU, Trainium, MPS, XPU or NPU.",
-        before=("import torch\n" "\n" 'x = torch.zeros(3).to(torch.device("cuda"))'),
-        after=EXAMPLE_BINDING + "x = torch.zeros(3).to(DEVICE)",
-        safety="Safe: on a CUDA machine DEVICE is `device(type='cuda')`.",
-    ),
-    Rule(
-        "TP102",
-        "cuda-device-argument",
-        '"cuda" passed as a device argument',
-        Fix.SAFE,
-        ACCELERATOR_TORCH,
-        what='Rewrites `"cuda"` and `"cuda:N"` passed where PyTorch takes a device: '
-        "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
-        "`torch.set_default_device(...)`, `torch.autocast(...)`; and device templates "
-        '`"cuda:{}".format(i)` / `"cuda:%d" % i`, which become '
-        '`"{}:{}".format(DEVICE.type, i)` / `"%s:%d" % (DEVICE.type, i)`. A template '
-        "that is only printed or logged is a message: it is reported (TP109), not "
-        "rewritten.",
-        why="The same call then runs on whatever accelerator is present, or the CPU.",
-        before=("import torch\n" "\n" 'y = torch.ones(2, device="cuda")'),
-        after=EXAMPLE_BINDING + "y = torch.ones(2, device=DEVICE)",
-        safety="Safe: strings stay strings (`DEVICE.type`); torch APIs that take a "
-        "`torch.device` get `DEVICE`.",
-    ),
-    Rule(
-        "TP103",
-        "cuda-if-available",
-        '`"cuda" if torch.cuda.is_available() else "cpu"` picks only CUDA',
-        Fix.SAFE,
-        ACCELERATOR_TORCH,
-        what='Replaces `"cuda" if torch.cuda.is_available() else "cpu"` with '
-        '`DEVICE.type` (or `DEVICE` inside `torch.device(...)`), and the "cuda" of '
-        'any other `"cuda" if ... else "cpu"` with `DEVICE.type`.',
-        why="The availability dance only knows CUDA; the binding knows every "
-        "accelerator PyTorch knows and falls back to the CPU.",
-        before=(
-            "import torch\n"
-            "\n"
-            'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")'
-        ),
-        after=(
-            "import torch\n"
-            "\n"
-            "device = (\n"
-            '    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
-            ")"
-        ),
-        safety="Safe: identical on CUDA and on CPU-only machines.",
-    ),
-    Rule(
-        "TP104",
-        "cuda-device-comparison",
-        'comparison with the "cuda" device string',
-        Fix.SAFE,
-        ACCELERATOR_TORCH,
-        what='Rewrites `x == "cuda"`, `x != "cuda"`, `"cuda" in x` and `"cuda" not in '
-        'x` into tests against the accelerator: `x == DEVICE.type != "cpu"`.',
-        why="The test means 'is this the accelerator?'. The `!= \"cpu\"` half keeps it "
-        "false on a CPU-only machine, as the original was.",
-        before=(
-            "import torch\n"
-            "\n"
-            'if device_type == "cuda":\n'
-            "    torch.cuda.synchronize()"
-        ),
-        after=EXAMPLE_BINDING
-        + (
-            'if device_type == DEVICE.type != "cpu":\n'
-            "    torch.get_device_module(DEVICE).synchronize()"
-        ),
-        safety="Safe: true exactly when the original was on a CUDA machine, and never "
-        "true on the CPU.",
-    ),
-    Rule(
-        "TP105",
-        "cuda-device-variable",
-        '"cuda" assigned to a device variable or default',
-        Fix.SAFE,
-        ACCELERATOR_TORCH,
-        what='Rewrites `"cuda"` assigned to a name containing "device", used as a '
-        "parameter default of such a name, as a `--device` option default, or as the "
-        'value of a `"device"` key.',
-        why="Configuration that defaults to CUDA crashes on every other machine.",
-        before=("import torch\n" "\n" 'device = "cuda"'),
-        after=EXAMPLE_BINDING + "device = DEVICE.type",
-        safety="Safe: the value stays a string; a user can still pass any device.",
-    ),
-    Rule(
-        "TP109",
-        "cuda-string-unknown-context",
-        'hard-coded "cuda" string in a position torchport cannot type; '
-        "derive it from the device binding (`DEVICE.type`)",
-        Fix.NONE,
-        None,
-        what='Reports a literal that is exactly "cuda" or "cuda:N" where torchport '
-        "cannot tell that it means a device (a list element, a return value, ...).",
-        why="Such strings are usually devices, but rewriting without knowing would "
-        "change data (dictionary keys, messages).",
-        before=("import torch\n" "\n" 'DEVICES = ["cuda", "cpu"]'),
-        after='DEVICES = [DEVICE.type, "cpu"]  # by hand',
-        safety="No automatic fix.",
-    ),
+from codemod.passes.base import Pass, attribute_name, option_name, target_name
+from codemod.passes.device_positions import (
+    DEVICE_KEYWORDS,
+    DEVICE_METHODS,
+    DEVICE_POSITIONS,
+    DEVICE_TEMPLATE,
+    Kind,
+    Literal,
+    MESSAGE_CALLS,
+    device_literal,
+    is_cpu_literal,
+    is_index_name,
+    location_index,
+    mentions_device,
 )
+from codemod.passes.guards import AcceleratedBranches, is_binding_type
+from codemod.rules import register
+from codemod.rules.device_strings import RULES
+
 register(*RULES)
 
-_DEVICE_LITERAL = re.compile(r"cuda(:\d+)?")
-# "cuda:{}".format(i), "cuda:%d" % i: a device string built from a template.
-_DEVICE_TEMPLATE = re.compile(r"cuda:(\{[^{}]*\}|%[dis])")
 # The replacement field of a str.format template: "{}", "{rank}", "{0}", "{:d}".
 _FORMAT_FIELD = re.compile(r"\{(?P<index>\d*)(?P<rest>[^{}]*)\}")
-# Calls whose arguments are messages: a "cuda:%d" % rank printed or logged is text.
-MESSAGE_CALLS = frozenset(
-    "print info debug warning warn error exception critical log write".split()
-)
-# Names that hold a device index (`LOCAL_RANK`, `--gpu`): `.to(gpu_id)` and
-# `device=rank` mean the CUDA device with that index, which raises on the CPU.
-INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|gpu_idx)$")
 # On an accelerator the device with that index; on the CPU the CPU itself
 # (`torch.load` cannot restore storages to "cpu:0").
 INDEXED_DEVICE = (
@@ -178,92 +69,6 @@ MESSAGE = (
 )
 
 
-class Kind(enum.Enum):
-    STRING = "string"  # a device string is expected: DEVICE.type
-    OBJECT = "object"  # a torch.device is accepted: DEVICE
-    IGNORE = "ignore"  # not a device (dict key, subscript) or handled by the parent
-    TEMPLATE = "template"  # "cuda:{}" formatted into a device string
-    MESSAGE = "message"  # printed or logged text, not a device
-    LOCATION = "location"  # map_location: "cuda:N" must not become "cpu:N"
-
-
-# Callee (qualified name) -> positional index and what it accepts there. Data, not code.
-DEVICE_POSITIONS: Dict[str, Tuple[int, Kind]] = {
-    "torch.device": (0, Kind.STRING),
-    "torch.set_default_device": (0, Kind.OBJECT),
-    "torch.load": (1, Kind.LOCATION),
-    "torch.get_device_module": (0, Kind.OBJECT),
-    "torch.Stream": (0, Kind.OBJECT),
-    "torch.Event": (0, Kind.OBJECT),
-    "torch.autocast": (0, Kind.STRING),
-    "torch.amp.autocast": (0, Kind.STRING),
-    "torch.amp.autocast_mode.autocast": (0, Kind.STRING),
-    "torch.amp.GradScaler": (0, Kind.STRING),
-    "torch.GradScaler": (0, Kind.STRING),
-    "torch.get_autocast_dtype": (0, Kind.STRING),
-    "torch.is_autocast_enabled": (0, Kind.STRING),
-    "torch.set_autocast_dtype": (0, Kind.STRING),
-    "torch.set_autocast_enabled": (0, Kind.STRING),
-    "torch.amp.is_autocast_available": (0, Kind.STRING),
-    "torch.distributed.get_default_backend_for_device": (0, Kind.OBJECT),
-}
-# Method name -> positional index (any receiver: `.to` is PyTorch's convention).
-DEVICE_METHODS: Dict[str, Tuple[int, Kind]] = {"to": (0, Kind.OBJECT)}
-# Keyword -> what it takes, for torch callees; elsewhere every device is a string.
-DEVICE_KEYWORDS: Dict[str, Kind] = {
-    "device": Kind.OBJECT,
-    "map_location": Kind.LOCATION,
-    "device_type": Kind.STRING,
-}
-
-Literal = Union[cst.SimpleString, cst.FormattedString]
-
-
-def device_literal(node: cst.CSTNode) -> Optional[str]:
-    """'cuda', 'cuda:N' or 'cuda:{}' (an f-string) when ``node`` is such a literal."""
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        if isinstance(value, str) and _DEVICE_LITERAL.fullmatch(value):
-            return value
-    elif isinstance(node, cst.FormattedString) and node.parts:
-        first = node.parts[0]
-        if (
-            isinstance(first, cst.FormattedStringText)
-            and first.value == "cuda:"
-            and len(node.parts) > 1
-        ):
-            return "cuda:{}"
-    return None
-
-
-def _location_index(node: Literal) -> Optional[cst.BaseExpression]:
-    """The index of "cuda:N" or f"cuda:{i}"; None for other f-strings."""
-    if isinstance(node, cst.SimpleString):
-        return cst.Integer(str(node.evaluated_value)[len("cuda:") :])
-    if len(node.parts) == 2 and isinstance(
-        node.parts[1], cst.FormattedStringExpression
-    ):
-        field = node.parts[1]
-        if field.conversion is None and field.format_spec is None:
-            return field.expression
-    return None
-
-
-def _is_cpu_literal(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
-
-
-def _index_name(node: cst.CSTNode) -> bool:
-    """``rank``, ``gpu_id``, ``self.gpu_id``, ``args.local_rank``."""
-    if isinstance(node, cst.Attribute):
-        node = node.attr
-    return isinstance(node, cst.Name) and bool(INDEX_NAME.search(node.value))
-
-
-def _mentions_device(name: str) -> bool:
-    return "device" in name.lower()
-
-
 class DeviceStrings(AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")
@@ -284,7 +89,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
 
     # -- classification, top-down ---------------------------------------------
     def mark(self, node: cst.CSTNode, kind: Kind, code: str) -> None:
-        if kind in (Kind.OBJECT, Kind.LOCATION) and _index_name(node):
+        if kind in (Kind.OBJECT, Kind.LOCATION) and is_index_name(node):
             self.indices.add(node)
         if device_literal(node) or isinstance(node, cst.IfExp):
             self.kinds.setdefault(node, (kind, code))
@@ -292,7 +97,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
     def _mark_template(self, node: cst.CSTNode, formatted: cst.CSTNode) -> None:
         """``node`` is the template of ``formatted`` (a ``.format()`` call or a
         ``%`` operation)."""
-        if isinstance(node, cst.SimpleString) and _DEVICE_TEMPLATE.fullmatch(
+        if isinstance(node, cst.SimpleString) and DEVICE_TEMPLATE.fullmatch(
             str(node.evaluated_value)
         ):
             if formatted in self.messages:
@@ -342,24 +147,24 @@ class DeviceStrings(AcceleratedBranches, Pass):
                 if kind is Kind.LOCATION and callee != "torch.load":
                     kind = Kind.OBJECT
                 self.mark(arg.value, kind, code)
-            elif keyword == "default" and _mentions_device(option_name(node)):
+            elif keyword == "default" and mentions_device(option_name(node)):
                 self.mark(arg.value, Kind.STRING, "TP105")
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(_mentions_device(target_name(t.target)) for t in node.targets):
+        if any(mentions_device(target_name(t.target)) for t in node.targets):
             self.mark(node.value, Kind.STRING, "TP105")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None and _mentions_device(target_name(node.target)):
+        if node.value is not None and mentions_device(target_name(node.target)):
             self.mark(node.value, Kind.STRING, "TP105")
 
     def visit_Param(self, node: cst.Param) -> None:
-        if node.default is not None and _mentions_device(node.name.value):
+        if node.default is not None and mentions_device(node.name.value):
             self.mark(node.default, Kind.STRING, "TP105")
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.kinds[node.key] = (Kind.IGNORE, "")
-        if isinstance(node.key, cst.SimpleString) and _mentions_device(
+        if isinstance(node.key, cst.SimpleString) and mentions_device(
             str(node.key.evaluated_value)
         ):
             self.mark(node.value, Kind.STRING, "TP105")
@@ -373,7 +178,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
         cuda_body = device_literal(node.body) == "cuda"
         if (
             cuda_body
-            and _is_cpu_literal(node.orelse)
+            and is_cpu_literal(node.orelse)
             and self._is_availability(node.test)
         ):
             self.collapse.add(node)
@@ -386,9 +191,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
         if kind is Kind.IGNORE:
             return
         for branch, other in ((node.body, node.orelse), (node.orelse, node.body)):
-            if device_literal(branch) and (
-                _is_cpu_literal(other) or node in self.kinds
-            ):
+            if device_literal(branch) and (is_cpu_literal(other) or node in self.kinds):
                 self.kinds.setdefault(branch, (Kind.STRING, code))
 
     def _is_availability(self, test: cst.BaseExpression) -> bool:
@@ -440,7 +243,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
             if kind in (Kind.OBJECT, Kind.LOCATION):
                 return self.device()
             return self._string_type()
-        index = _location_index(original) if kind is Kind.LOCATION else None
+        index = location_index(original) if kind is Kind.LOCATION else None
         if index is not None:
             return self.expr(self._indexed_device(), index=index)
         # "cuda:N" / f"cuda:{i}" -> f"{DEVICE.type}:N" / f"{DEVICE.type}:{i}"

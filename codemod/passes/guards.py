@@ -1,9 +1,5 @@
-"""What several passes share: import sites, and whether a guard protects CUDA-only code.
-
-``guards_cuda_only_code`` / ``cuda_only_guard_calls`` classify an ``if`` whose body is
-CUDA-only (a name under ``catalog.CUDA_ONLY``), so that a pass rewriting
-``torch.cuda.is_available()`` can leave that guard alone instead of widening it to
-every accelerator; the report-only pass reports such guards (TP910).
+"""Tests that decide where code runs: availability checks, early exits, fallbacks, and
+the guard torchport emits.
 
 An early exit guards the rest of its block: after ``if not torch.cuda.is_available():
 return`` (or ``continue``, ``break``, ``raise``, ``sys.exit()``) and after ``assert
@@ -15,6 +11,11 @@ args.device = "cpu"``, or plainly ``if not torch.cuda.is_available(): args.devic
 "cpu"``) takes the CPU when CUDA is missing for what the user asked for, which may
 be "cuda"; ``fallback_checks`` finds it so that it is kept as written (a widened
 check, or a "cuda" read as ``DEVICE.type``, would no longer take it).
+
+``DEVICE.type != "cpu"`` is the guard torchport emits (``is_guard``, ``without_guards``)
+and ``DEVICE.type == "cuda"`` the test of code kept for CUDA (``is_cuda_test``);
+``AcceleratedBranches`` tells a pass when what it visits runs only with an
+accelerator, where that guard is already true.
 """
 
 from __future__ import annotations
@@ -24,95 +25,19 @@ from typing import Callable, Iterator, List, Optional, Sequence, Set, Tuple, Uni
 
 import libcst as cst
 
-from codemod import catalog
-from codemod.catalog import CUDA_ONLY, PORTED, under
 from codemod.rewrite.names import dotted_name
-from codemod.passes.base import walk
 
-IMPORTED = (
-    "imports a CUDA-only API; its uses are reported where they occur (remove the "
-    "import once they are gone)"
-)
-
-DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
 AVAILABILITY = {"torch.cuda.is_available", "torch.accelerator.is_available"}
 QualifiedName = Callable[[cst.CSTNode], Optional[str]]
-# What the report-only pass reports stays CUDA-only too: its names and modules, and
-# its literals ("cudagraphs", "CUDA_LAUNCH_BLOCKING", the profiler's CUDA columns,
-# also read as attributes).
-REPORTED = tuple(catalog.codes_of("report_only"))
-REPORTED_STRINGS = frozenset(catalog.names_of("report_only", ("string",)))
 
 
-def imported_names(
-    node: Union[cst.Import, cst.ImportFrom],
-) -> List[Tuple[cst.CSTNode, str]]:
-    """(alias node, full dotted name) of each name an absolute import binds;
-    ``from m import *`` gives (the statement, ``m``)."""
-    if isinstance(node, cst.Import):
-        return [(alias, dotted_name(alias.name) or "") for alias in node.names]
-    if node.relative or node.module is None:
-        return []
-    module = dotted_name(node.module) or ""
-    if isinstance(node.names, cst.ImportStar):
-        return [(node, module)]
-    return [(alias, f"{module}.{dotted_name(alias.name)}") for alias in node.names]
-
-
-class _CudaOnlyFinder(cst.CSTVisitor):
-    def __init__(self, qualified_name: QualifiedName) -> None:
-        self.qualified_name = qualified_name
-        self.found = False
-
-    def _check(self, node: cst.CSTNode) -> bool:
-        name = self.qualified_name(node) or dotted_name(node)
-        if under(name, PORTED):
-            return False
-        if under(name, CUDA_ONLY) or under(name, REPORTED):
-            self.found = True
-        return not self.found
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        if is_sm_version(node, self.qualified_name):
-            self.found = True
-        if node.attr.value in REPORTED_STRINGS:
-            self.found = True
-        return self._check(node)
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if node.evaluated_value in REPORTED_STRINGS:
-            self.found = True
-
-    def visit_Name(self, node: cst.Name) -> bool:
-        return self._check(node)
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        if any(under(name, CUDA_ONLY) for _, name in imported_names(node)):
-            self.found = True
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if any(under(name, CUDA_ONLY) for _, name in imported_names(node)):
-            self.found = True
-        return False
-
-
-def is_sm_version(node: cst.Attribute, qualified_name: QualifiedName) -> bool:
-    """``torch.cuda.get_device_properties(i).major`` (or ``.minor``)."""
-    return (
-        node.attr.value in ("major", "minor")
-        and isinstance(node.value, cst.Call)
-        and qualified_name(node.value.func) == DEVICE_PROPERTIES
-    )
-
-
-def _availability_calls(test: cst.BaseExpression, qualified_name: QualifiedName):
+def availability_calls(test: cst.BaseExpression, qualified_name: QualifiedName):
     """``is_available()`` calls that must be true for the body to run: the test
     itself or an operand of an ``and`` chain."""
     if isinstance(test, cst.Call) and qualified_name(test.func) in AVAILABILITY:
         return [test]
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _availability_calls(test.left, qualified_name) + _availability_calls(
+        return availability_calls(test.left, qualified_name) + availability_calls(
             test.right, qualified_name
         )
     return []
@@ -122,7 +47,7 @@ def _unavailability_calls(test: cst.BaseExpression, qualified_name: QualifiedNam
     """``is_available()`` calls that must be true for an exit on ``test`` not to be
     taken: ``not is_available()``, or an operand of an ``or`` chain of them."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _availability_calls(test.expression, qualified_name)
+        return availability_calls(test.expression, qualified_name)
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         return _unavailability_calls(test.left, qualified_name) + _unavailability_calls(
             test.right, qualified_name
@@ -157,7 +82,7 @@ def exit_guard_calls(
     return``, ``assert torch.cuda.is_available()``): what follows it in its block runs
     only when they are true. [] for any other statement."""
     if isinstance(node, cst.Assert):
-        return _availability_calls(node.test, qualified_name)
+        return availability_calls(node.test, qualified_name)
     if isinstance(node, cst.If) and node.orelse is None:
         if _exits(node.body, qualified_name):
             return _unavailability_calls(node.test, qualified_name)
@@ -255,89 +180,6 @@ def fallback_checks(
         if isinstance(s, cst.If) and _missing_cuda(s.test, qualified_name)
     ]
     return (comparisons, inner) if inner else ([], [])  # type: ignore[return-value]
-
-
-# A function of the program's own whose name says it is CUDA's (`dtw_cuda`,
-# `cuda_kernel`): what it does is not in view, so it is taken to need CUDA.
-_CUDA_NAMED = re.compile(r"(?:^|_)cuda(?:_|$)", re.IGNORECASE)
-
-
-def calls_cuda_named(node: cst.CSTNode, qualified_name: QualifiedName) -> bool:
-    """Whether ``node`` calls a function of the program's own named for CUDA."""
-    for call in walk(node):
-        if not isinstance(call, cst.Call):
-            continue
-        func = call.func
-        name = func.attr if isinstance(func, cst.Attribute) else func
-        if (
-            isinstance(name, cst.Name)
-            and name.value.lower() != "cuda"  # `.cuda()`: its own rule
-            and _CUDA_NAMED.search(name.value)
-            and not under(qualified_name(func), ("torch",))
-        ):
-            return True
-    return False
-
-
-def cuda_only_code(
-    parts: Sequence[Optional[cst.CSTNode]], qualified_name: QualifiedName
-) -> bool:
-    """Whether ``parts`` use a CUDA-only name of the catalogue."""
-    finder = _CudaOnlyFinder(qualified_name)
-    for part in parts:
-        if part is not None:
-            part.visit(finder)
-    return finder.found
-
-
-def cuda_only_guard_calls(
-    node: Union[cst.If, cst.IfExp], qualified_name: QualifiedName
-) -> List[cst.Call]:
-    """The ``torch.cuda.is_available()`` / ``torch.accelerator.is_available()`` calls
-    of ``node``'s test when what they protect is CUDA-only code: the body (not the
-    ``else``) or the rest of an ``and`` chain (``is_available() and
-    get_device_capability()[0] >= 8``); else [].
-
-    ``qualified_name(node)`` resolves a node of the same tree (``Pass.qualified_name``);
-    names it cannot resolve are read as written.
-    """
-    calls = _availability_calls(node.test, qualified_name)
-    if not calls:
-        return []
-    return calls if cuda_only_code((node.test, node.body), qualified_name) else []
-
-
-def guards_cuda_only_code(
-    node: Union[cst.If, cst.IfExp], qualified_name: QualifiedName
-) -> bool:
-    """True when ``node`` is ``if torch.cuda.is_available():`` (or an ``and`` chain with
-    it, or a conditional expression) around CUDA-only code."""
-    return bool(cuda_only_guard_calls(node, qualified_name))
-
-
-class ImportSites:
-    """Mixin: hand each import statement to ``_imports`` and skip its names (an
-    import binds names; the uses are visited where they occur)."""
-
-    def _imports(self, node: Union[cst.Import, cst.ImportFrom]) -> None:
-        raise NotImplementedError
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        self._imports(node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        self._imports(node)
-        return False
-
-
-def target_name(node: cst.CSTNode) -> str:
-    """The last name of an assignment target: ``device`` of ``self.device = ...``."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return ""
 
 
 def is_guard(test: cst.BaseExpression, device_name: str) -> bool:

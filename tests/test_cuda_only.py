@@ -7,7 +7,7 @@ import libcst.matchers as m
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
-from codemod.passes._helpers import cuda_only_guard_calls, guards_cuda_only_code
+from codemod.passes.cuda_only_code import cuda_only_guard_calls, guards_cuda_only_code
 
 
 def _first_if(source: str):

@@ -1,0 +1,115 @@
+"""Where a literal means a device: the positions PyTorch takes a device in, and what
+it takes there (``Kind``: a device string, a ``torch.device``, a ``map_location``);
+which literals are CUDA device strings (``"cuda"``, ``"cuda:N"``, ``f"cuda:{i}"``) or
+device templates (``"cuda:{}"``, ``"cuda:%d"``); which names say they hold a device
+or a device index.
+
+The device-strings pass (``codemod.passes.device_strings``) classifies each literal
+by its position with these tables on the way down, and rewrites it on the way up.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Dict, Optional, Tuple, Union
+
+import libcst as cst
+
+_DEVICE_LITERAL = re.compile(r"cuda(:\d+)?")
+# "cuda:{}".format(i), "cuda:%d" % i: a device string built from a template.
+DEVICE_TEMPLATE = re.compile(r"cuda:(\{[^{}]*\}|%[dis])")
+# Calls whose arguments are messages: a "cuda:%d" % rank printed or logged is text.
+MESSAGE_CALLS = frozenset(
+    "print info debug warning warn error exception critical log write".split()
+)
+# Names that hold a device index (`LOCAL_RANK`, `--gpu`): `.to(gpu_id)` and
+# `device=rank` mean the CUDA device with that index, which raises on the CPU.
+INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|gpu_idx)$")
+
+
+class Kind(enum.Enum):
+    STRING = "string"  # a device string is expected: DEVICE.type
+    OBJECT = "object"  # a torch.device is accepted: DEVICE
+    IGNORE = "ignore"  # not a device (dict key, subscript) or handled by the parent
+    TEMPLATE = "template"  # "cuda:{}" formatted into a device string
+    MESSAGE = "message"  # printed or logged text, not a device
+    LOCATION = "location"  # map_location: "cuda:N" must not become "cpu:N"
+
+
+# Callee (qualified name) -> positional index and what it accepts there. Data, not code.
+DEVICE_POSITIONS: Dict[str, Tuple[int, Kind]] = {
+    "torch.device": (0, Kind.STRING),
+    "torch.set_default_device": (0, Kind.OBJECT),
+    "torch.load": (1, Kind.LOCATION),
+    "torch.get_device_module": (0, Kind.OBJECT),
+    "torch.Stream": (0, Kind.OBJECT),
+    "torch.Event": (0, Kind.OBJECT),
+    "torch.autocast": (0, Kind.STRING),
+    "torch.amp.autocast": (0, Kind.STRING),
+    "torch.amp.autocast_mode.autocast": (0, Kind.STRING),
+    "torch.amp.GradScaler": (0, Kind.STRING),
+    "torch.GradScaler": (0, Kind.STRING),
+    "torch.get_autocast_dtype": (0, Kind.STRING),
+    "torch.is_autocast_enabled": (0, Kind.STRING),
+    "torch.set_autocast_dtype": (0, Kind.STRING),
+    "torch.set_autocast_enabled": (0, Kind.STRING),
+    "torch.amp.is_autocast_available": (0, Kind.STRING),
+    "torch.distributed.get_default_backend_for_device": (0, Kind.OBJECT),
+}
+# Method name -> positional index (any receiver: `.to` is PyTorch's convention).
+DEVICE_METHODS: Dict[str, Tuple[int, Kind]] = {"to": (0, Kind.OBJECT)}
+# Keyword -> what it takes, for torch callees; elsewhere every device is a string.
+DEVICE_KEYWORDS: Dict[str, Kind] = {
+    "device": Kind.OBJECT,
+    "map_location": Kind.LOCATION,
+    "device_type": Kind.STRING,
+}
+
+
+Literal = Union[cst.SimpleString, cst.FormattedString]
+
+
+def device_literal(node: cst.CSTNode) -> Optional[str]:
+    """'cuda', 'cuda:N' or 'cuda:{}' (an f-string) when ``node`` is such a literal."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        if isinstance(value, str) and _DEVICE_LITERAL.fullmatch(value):
+            return value
+    elif isinstance(node, cst.FormattedString) and node.parts:
+        first = node.parts[0]
+        if (
+            isinstance(first, cst.FormattedStringText)
+            and first.value == "cuda:"
+            and len(node.parts) > 1
+        ):
+            return "cuda:{}"
+    return None
+
+
+def location_index(node: Literal) -> Optional[cst.BaseExpression]:
+    """The index of "cuda:N" or f"cuda:{i}"; None for other f-strings."""
+    if isinstance(node, cst.SimpleString):
+        return cst.Integer(str(node.evaluated_value)[len("cuda:") :])
+    if len(node.parts) == 2 and isinstance(
+        node.parts[1], cst.FormattedStringExpression
+    ):
+        field = node.parts[1]
+        if field.conversion is None and field.format_spec is None:
+            return field.expression
+    return None
+
+
+def is_cpu_literal(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+
+
+def is_index_name(node: cst.CSTNode) -> bool:
+    """``rank``, ``gpu_id``, ``self.gpu_id``, ``args.local_rank``."""
+    if isinstance(node, cst.Attribute):
+        node = node.attr
+    return isinstance(node, cst.Name) and bool(INDEX_NAME.search(node.value))
+
+
+def mentions_device(name: str) -> bool:
+    return "device" in name.lower()

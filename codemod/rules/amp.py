@@ -1,0 +1,236 @@
+"""TP4xx: mixed precision written against ``torch.cuda.amp`` (and the deprecated
+``torch.cpu.amp``): the rules, as data (no libcst).
+
+The pass that finds and rewrites their sites is ``codemod.passes.amp``.
+"""
+
+from __future__ import annotations
+
+from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.rule import Fix, Rule
+from codemod.rules import EXAMPLE_BINDING
+
+RULES = (
+    Rule(
+        "TP401",
+        "cuda-amp-autocast",
+        "`torch.cuda.amp.autocast` only knows CUDA; use `torch.autocast(DEVICE.type)`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.cuda.amp.autocast(...)` (also imported as `autocast`, "
+        "through `from torch.cuda import amp`, or used as a decorator) to "
+        "`torch.autocast(DEVICE.type, ...)`. Positional arguments become keywords: "
+        "the old order is (enabled, dtype, cache_enabled), the new one "
+        "(device_type, dtype, enabled, cache_enabled).",
+        why="`torch.cuda.amp.autocast` enables autocast on CUDA only: elsewhere it "
+        "warns and does nothing. It is deprecated since torch 2.4.",
+        before=(
+            "import torch\n"
+            "\n"
+            "with torch.cuda.amp.autocast(use_amp):\n"
+            "    loss = model(x)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "with torch.autocast(DEVICE.type, enabled=use_amp):\n" "    loss = model(x)"
+        ),
+        safety='Safe: on CUDA `DEVICE.type` is "cuda", and `torch.autocast("cuda")` '
+        "defaults to float16 like `torch.cuda.amp.autocast`. Other devices use "
+        "their own default autocast dtype (bfloat16 on the CPU and on TPU).",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'with torch.amp.autocast("cpu"):\n'
+                "    loss = model(x)"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                'with torch.autocast("cpu", dtype=torch.bfloat16):\n'
+                "    loss = model(x)"
+            ),
+        ),
+    ),
+    Rule(
+        "TP402",
+        "cuda-amp-grad-scaler",
+        "`torch.cuda.amp.GradScaler` only knows CUDA; "
+        "use `torch.amp.GradScaler(DEVICE.type)`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.cuda.amp.GradScaler(...)` to "
+        "`torch.amp.GradScaler(DEVICE.type, ...)`. The device goes first, so every "
+        "positional argument keeps its meaning: `GradScaler(2.**16)` becomes "
+        "`GradScaler(DEVICE.type, 2.**16)`, never a scaler for device 65536.0.",
+        why="Without CUDA the CUDA scaler disables itself with a warning. "
+        "`torch.amp.GradScaler` (torch 2.3) scales on the device the program runs "
+        "on; the device binding needs torch 2.6.",
+        before=("import torch\n" "\n" "scaler = torch.cuda.amp.GradScaler(2.0**10)"),
+        after=EXAMPLE_BINDING + "scaler = torch.amp.GradScaler(DEVICE.type, 2.0**10)",
+        safety="Safe: on CUDA it is the same scaler with the same settings.",
+        valid=(
+            ("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu", 2.0**10)'),
+        ),
+    ),
+    Rule(
+        "TP403",
+        "cuda-amp-custom-function",
+        "`torch.cuda.amp.custom_fwd`/`custom_bwd` only know CUDA; "
+        "use `torch.amp.custom_fwd(device_type=DEVICE.type)`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `@torch.cuda.amp.custom_fwd`, `@torch.cuda.amp.custom_fwd("
+        "cast_inputs=...)` and `@torch.cuda.amp.custom_bwd` to the `torch.amp` "
+        "decorators (torch 2.4) with `device_type=DEVICE.type`.",
+        why="The CUDA decorators follow CUDA autocast only, and are deprecated since "
+        "torch 2.4. `torch.amp.custom_fwd` needs its `device_type` keyword.",
+        before=(
+            "import torch\n"
+            "\n"
+            "@staticmethod\n"
+            "@torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
+            "def forward(ctx, x):\n"
+            "    ..."
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "@staticmethod\n"
+            "@torch.amp.custom_fwd(device_type=DEVICE.type, cast_inputs=torch.float32)\n"
+            "def forward(ctx, x):\n"
+            "    ..."
+        ),
+        safety="Safe: decorators run at import time, and the binding comes right "
+        "after the imports, before any class body. Where the module's own device "
+        "variable is assigned after the decorated code, the site is only reported.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "\n"
+                "class Scale(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                '    @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)\n'
+                "    def forward(ctx, x):\n"
+                "        return x * 2"
+            ),
+        ),
+    ),
+    Rule(
+        "TP404",
+        "autocast-gpu-state",
+        "`torch.get_autocast_gpu_dtype()` and `torch.is_autocast_enabled()` ask about "
+        "CUDA only; pass the device type",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.get_autocast_gpu_dtype()` to "
+        "`torch.get_autocast_dtype(DEVICE.type)` and a `torch.is_autocast_enabled()` "
+        "without arguments to `torch.is_autocast_enabled(DEVICE.type)` (torch 2.4).",
+        why="Without arguments both ask about CUDA autocast (deprecated since torch "
+        "2.4), which is never on elsewhere.",
+        before=(
+            "import torch\n"
+            "\n"
+            "if torch.is_autocast_enabled():\n"
+            "    x = x.to(torch.get_autocast_gpu_dtype())"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "if torch.is_autocast_enabled(DEVICE.type):\n"
+            "    x = x.to(torch.get_autocast_dtype(DEVICE.type))"
+        ),
+        safety="Safe: on CUDA the answers are the same.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'if torch.is_autocast_enabled("cpu"):\n'
+                '    x = x.to(torch.get_autocast_dtype("cpu"))'
+            ),
+        ),
+    ),
+    Rule(
+        "TP405",
+        "cpu-amp-autocast",
+        '`torch.cpu.amp.autocast` is deprecated; use `torch.autocast("cpu")`',
+        Fix.SAFE,
+        None,
+        what='Rewrites `torch.cpu.amp.autocast(...)` to `torch.autocast("cpu", ...)`, '
+        "positional arguments as keywords.",
+        why="`torch.cpu.amp.autocast` is deprecated since torch 2.4.",
+        before=(
+            "import torch\n" "\n" "with torch.cpu.amp.autocast():\n" "    y = model(x)"
+        ),
+        after=(
+            "import torch\n" "\n" 'with torch.autocast("cpu"):\n' "    y = model(x)"
+        ),
+        safety="Safe: the same CPU autocast, with the same defaults.",
+        valid=(
+            ("import torch\n" "\n" 'with torch.autocast("cpu"):\n' "    y = model(x)"),
+        ),
+    ),
+    Rule(
+        "TP406",
+        "cpu-amp-grad-scaler",
+        '`torch.cpu.amp.GradScaler` is deprecated; use `torch.amp.GradScaler("cpu")`',
+        Fix.SAFE,
+        (2, 3),
+        what='Rewrites `torch.cpu.amp.GradScaler(...)` to `torch.amp.GradScaler("cpu", '
+        "...)`, the device first so positional arguments keep their meaning.",
+        why="`torch.cpu.amp.GradScaler` is deprecated since torch 2.4.",
+        before=("import torch\n" "\n" "scaler = torch.cpu.amp.GradScaler()"),
+        after=("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu")'),
+        safety="Safe: the same CPU scaler.",
+        valid=(("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu")'),),
+    ),
+    Rule(
+        "TP407",
+        "grad-scaler-default-device",
+        "`torch.amp.GradScaler()` without a device scales for CUDA; "
+        "pass `DEVICE.type`",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Adds `DEVICE.type` as the first argument of a `torch.amp.GradScaler` "
+        "(or `torch.GradScaler`) given no device.",
+        why='The device parameter defaults to "cuda": without CUDA the scaler '
+        "disables itself with a warning.",
+        before=(
+            "import torch\n" "\n" "scaler = torch.amp.GradScaler(init_scale=1024.0)"
+        ),
+        after=EXAMPLE_BINDING
+        + "scaler = torch.amp.GradScaler(DEVICE.type, init_scale=1024.0)",
+        safety="Safe: on CUDA it is the same scaler.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'scaler = torch.amp.GradScaler(device="cpu", init_scale=1024.0)'
+            ),
+        ),
+    ),
+    Rule(
+        "TP409",
+        "cuda-amp-by-hand",
+        "`torch.cuda.amp` used in a way torchport cannot rewrite; "
+        "use `torch.autocast`/`torch.amp` with `DEVICE.type`",
+        Fix.NONE,
+        None,
+        what="Reports `torch.cuda.amp` names that are not simply called: passed around, "
+        "subclassed, called with `*args`, or not mapped at all.",
+        why="Their meaning depends on how they are used later, so no rewrite is sure "
+        "to keep it.",
+        before=("import torch\n" "\n" "scaler_class = torch.cuda.amp.GradScaler"),
+        after="scaler_class = functools.partial(torch.amp.GradScaler, DEVICE.type)",
+        safety="No automatic fix.",
+        valid=(
+            (
+                "import functools\n"
+                "\n"
+                "import torch\n"
+                "\n"
+                'cpu_autocast = functools.partial(torch.autocast, "cpu")\n'
+                "scaler_class = torch.amp.GradScaler"
+            ),
+        ),
+    ),
+)

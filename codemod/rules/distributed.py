@@ -1,0 +1,183 @@
+"""TP5xx: torch.distributed code that assumes NVIDIA: the "nccl" backend, DDP's
+``device_ids`` and ``mp.spawn(nprocs=torch.cuda.device_count())``: the rules, as data (no libcst).
+
+The pass that finds and rewrites their sites is ``codemod.passes.distributed``.
+"""
+
+from __future__ import annotations
+
+from codemod.model.rule import Fix, Rule
+from codemod.rules import EXAMPLE_BINDING
+
+DIST_TORCH = (2, 6)  # torch.distributed.get_default_backend_for_device
+
+RULES = (
+    Rule(
+        "TP501",
+        "nccl-backend",
+        '"nccl" hard-codes NVIDIA\'s collective backend; use '
+        "`torch.distributed.get_default_backend_for_device(DEVICE)`",
+        Fix.SAFE,
+        DIST_TORCH,
+        what='Replaces the "nccl" backend of `init_process_group`, `new_group`, '
+        "`new_subgroups*`, of any `backend=` keyword, and of a variable, parameter, "
+        'command-line option or dict value named like "backend", with '
+        "`torch.distributed.get_default_backend_for_device(DEVICE)`. "
+        '`"nccl" if torch.cuda.is_available() else "gloo"` becomes the same call.',
+        why='"nccl" exists only in CUDA builds: on the CPU, TPU, Trainium, XPU or NPU '
+        "`init_process_group` raises. The device's default backend is nccl on CUDA, "
+        "gloo on the CPU and the plugin's own backend elsewhere.",
+        before=(
+            "import torch.distributed as dist\n"
+            "\n"
+            "\n"
+            "def setup(rank, world_size):\n"
+            '    dist.init_process_group("nccl", rank=rank, world_size=world_size)'
+        ),
+        after=(
+            "import torch.distributed as dist\n" + EXAMPLE_BINDING + "\n"
+            "def setup(rank, world_size):\n"
+            "    dist.init_process_group(\n"
+            "        dist.get_default_backend_for_device(DEVICE), rank=rank, world_size=world_size\n"
+            "    )"
+        ),
+        safety='Safe: on a CUDA machine the call returns "nccl" (checked on an H200). '
+        "The value stays a string. Needs torch >= 2.6.",
+        valid=(
+            (
+                "import torch.distributed as dist\n"
+                "\n"
+                'dist.init_process_group(backend="gloo", rank=rank, world_size=world_size)'
+            ),
+        ),
+    ),
+    Rule(
+        "TP502",
+        "nccl-check",
+        "the code tests for NCCL, which exists only on NVIDIA GPUs; test the device "
+        '(`DEVICE.type == "cuda"`) or compare with '
+        "`torch.distributed.get_default_backend_for_device(DEVICE)`",
+        Fix.NONE,
+        None,
+        what='Reports `backend == "nccl"` (and `!=`, `in`), `Backend.NCCL` comparisons '
+        "and `torch.distributed.is_nccl_available()`.",
+        why="What such a test guards is usually NCCL-specific (environment variables, "
+        "CUDA streams); on other devices the branch silently stops running. "
+        "torch_npu's transfer_to_npu is known to break exactly these checks.",
+        before=(
+            "import torch\n"
+            "\n"
+            'if dist.get_backend() == "nccl":\n'
+            "    torch.cuda.synchronize()"
+        ),
+        after='if DEVICE.type == "cuda":  # by hand, after reading the branch\n'
+        "    torch.cuda.synchronize()",
+        safety="No automatic fix: whether the branch is about NCCL or about 'the "
+        "accelerator' needs a reader.",
+        valid=(
+            (
+                "import torch.distributed as dist\n"
+                "\n"
+                'if dist.get_backend() == "gloo":\n'
+                '    print("CPU collectives")'
+            ),
+        ),
+    ),
+    Rule(
+        "TP503",
+        "nccl-string",
+        '"nccl" where torchport cannot tell it is the process-group backend; derive '
+        "it with `torch.distributed.get_default_backend_for_device(DEVICE)`",
+        Fix.NONE,
+        None,
+        what='Reports every other "nccl" (a list element, a return value, '
+        '`Backend.NCCL`, a per-device string like "cpu:gloo,cuda:nccl").',
+        why="It is almost always a backend choice that fails off NVIDIA GPUs.",
+        before=("import torch\n" "\n" 'BACKENDS = ["nccl", "gloo"]'),
+        after='BACKENDS = [dist.get_default_backend_for_device(DEVICE), "gloo"]'
+        "  # by hand",
+        safety="No automatic fix.",
+        valid=(
+            ("import logging\n" "\n" 'logging.info("falling back from nccl to gloo")'),
+            ("import os\n" "\n" 'os.environ["NCCL_DEBUG"] = "INFO"'),
+        ),
+    ),
+    Rule(
+        "TP504",
+        "ddp-device-ids",
+        "`DistributedDataParallel(device_ids=...)` raises for a module on the CPU",
+        Fix.SAFE,
+        None,
+        what='Rewrites `device_ids=X` to `device_ids=X if DEVICE.type != "cpu" else '
+        "None` (and `output_device=` the same way), keyword or positional.",
+        why="DDP accepts device ids only for modules on an accelerator: a CPU module "
+        "with `device_ids=[rank]` raises `ValueError`.",
+        before=(
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "\n"
+            "\n"
+            "def wrap(model, rank):\n"
+            "    return DDP(model.cuda(rank), device_ids=[rank])"
+        ),
+        after=(
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            + EXAMPLE_BINDING
+            + "\n"
+            "def wrap(model, rank):\n"
+            "    return DDP(\n"
+            "        model.to(torch.device(DEVICE.type, rank)),\n"
+            '        device_ids=[rank] if DEVICE.type != "cpu" else None,\n'
+            "    )"
+        ),
+        safety="Safe: the argument is unchanged wherever an accelerator exists.",
+        valid=(
+            (
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "\n"
+                "\n"
+                "def wrap(model):\n"
+                "    return DDP(model, device_ids=None)"
+            ),
+        ),
+    ),
+    Rule(
+        "TP505",
+        "spawn-device-count",
+        "`mp.spawn(nprocs=device_count())` spawns nothing on a machine without GPUs",
+        Fix.SAFE,
+        None,
+        what="Wraps the device count that sets `nprocs` of `torch.multiprocessing.spawn` "
+        "/ `start_processes` (directly, through the variable it is assigned to, or in "
+        "`args=`) in `max(..., 1)`.",
+        why="`device_count()` is 0 on the CPU, and `mp.spawn(fn, nprocs=0)` returns "
+        "without running `fn` at all.",
+        before=(
+            "import torch\n"
+            "import torch.multiprocessing as mp\n"
+            "\n"
+            'if __name__ == "__main__":\n'
+            "    world_size = torch.cuda.device_count()\n"
+            "    mp.spawn(train, args=(world_size,), nprocs=world_size)"
+        ),
+        after=(
+            "import torch\n"
+            "import torch.multiprocessing as mp\n"
+            "\n"
+            'if __name__ == "__main__":\n'
+            "    world_size = max(torch.accelerator.device_count(), 1)\n"
+            "    mp.spawn(train, args=(world_size,), nprocs=world_size)"
+        ),
+        safety="Safe: different only when the count is 0, where nothing ran before.",
+        valid=(
+            (
+                "import os\n"
+                "\n"
+                "import torch.multiprocessing as mp\n"
+                "\n"
+                'if __name__ == "__main__":\n'
+                '    world_size = int(os.environ["WORLD_SIZE"])\n'
+                "    mp.spawn(train, args=(world_size,), nprocs=world_size)"
+            ),
+        ),
+    ),
+)
