@@ -1,10 +1,5 @@
-"""TP3xx, the ``torch.cuda`` runtime API (devices, streams, events, memory, RNG): the
-rules as data. The rewrites are ``codemod.passes.runtime``'s; the names each rule
-covers are the catalogue's (``codemod.catalog.runtime``).
-
-The torch releases below are the ones the fixes need beyond ``torch.accelerator``
-itself; the catalogue's rows carry them too, for the names whose fix needs them.
-"""
+"""TP301-TP307 and TP314: devices, synchronization, streams and events of the
+``torch.cuda`` runtime API, as data (``codemod.rules.runtime`` gathers the family)."""
 
 from __future__ import annotations
 
@@ -12,9 +7,6 @@ from codemod.model.options import ACCELERATOR_TORCH
 from codemod.model.rule import Fix, Rule, TorchVersion
 from codemod.rules import EXAMPLE_BINDING
 
-OOM_ERROR_TORCH: TorchVersion = (2, 5)  # torch.OutOfMemoryError
-MEMORY_TORCH: TorchVersion = (2, 9)  # torch.accelerator memory statistics
-MEMORY_INFO_TORCH: TorchVersion = (2, 10)  # torch.accelerator.get_memory_info
 DEVICE_INDEX_TORCH: TorchVersion = (2, 8)  # torch.accelerator.device_index
 
 # A timing event as the examples' rewrite makes it (TP306, TP307).
@@ -48,6 +40,26 @@ RULES = (
             "if torch.accelerator.device_count() > 1:\n"
             '    print("several devices")'
         ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "if torch.accelerator.is_available():\n"
+                "    print(torch.accelerator.device_count())"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "if torch.backends.mps.is_available():\n"
+                '    x = torch.ones(2, device="mps")'
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "if torch.cuda.is_available():\n"
+                '    torch.cuda.nvtx.range_push("step")'
+            ),
+        ),
         safety="Safe: the same answers on CUDA and on CPU-only machines. An "
         "`is_available()` that guards code that stays CUDA-only (nvtx, CUDA graphs, "
         'other `torch.cuda` calls without a portable form, "cuda" strings left in '
@@ -79,6 +91,20 @@ RULES = (
             'if DEVICE.type != "cpu":\n'
             "    torch.accelerator.set_device_index(local_rank)"
         ),
+        valid=(
+            ("import torch\n" "\n" "x = torch.ones(2)\n" "print(x.get_device())"),
+            (
+                "import torch\n"
+                "\n"
+                "\n"
+                "class Shard:\n"
+                "    def get_device(self):\n"
+                "        return 0\n"
+                "\n"
+                "\n"
+                "x = torch.zeros(2, device=Shard().get_device())"
+            ),
+        ),
         safety="Safe: unchanged on CUDA; on the CPU the index is 0.",
     ),
     Rule(
@@ -99,6 +125,14 @@ RULES = (
             'with torch.accelerator.device_index(1 if DEVICE.type != "cpu" else None):\n'
             "    x = torch.ones(2)"
         ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'with torch.device("cpu"):\n'
+                "    x = torch.ones(2)"
+            ),
+        ),
         safety="Safe where the index is known to be an int: a literal, a call that "
         "gives one (`int(...)`, `len(...)`, `current_device()`, `device_count()`, "
         "`x.get_device()`), or a variable of the same function (or module) always "
@@ -117,6 +151,17 @@ RULES = (
         "`torch.cpu.synchronize()` is a no-op.",
         before=("import torch\n" "\n" "torch.cuda.synchronize()"),
         after=EXAMPLE_BINDING + "torch.get_device_module(DEVICE).synchronize()",
+        valid=(
+            ("import torch\n" "\n" "torch.cpu.synchronize()"),
+            (
+                "class Clock:\n"
+                "    def synchronize(self):\n"
+                "        pass\n"
+                "\n"
+                "\n"
+                "Clock().synchronize()"
+            ),
+        ),
         safety="Safe: on CUDA the device module is torch.cuda.",
     ),
     Rule(
@@ -154,6 +199,22 @@ RULES = (
             'if DEVICE.type != "cpu":\n'
             "    s.synchronize()"
         ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "\n"
+                "def finish(x, stream):\n"
+                "    x.record_stream(stream)\n"
+                "    stream.synchronize()"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "with torch.cpu.stream(torch.cpu.Stream()):\n"
+                "    x = torch.ones(2)"
+            ),
+        ),
         safety="Safe: on CUDA the device module is torch.cuda and every call is "
         "unchanged. MPS has no stream API in its device module; XPU has no "
         "`default_stream`.",
@@ -170,6 +231,10 @@ RULES = (
         "and wait as no-ops.",
         before=("import torch\n" "\n" "start = torch.cuda.Event(enable_timing=True)"),
         after=EXAMPLE_BINDING + "start = " + _TIMING_EVENT,
+        valid=(
+            ("import threading\n" "\n" "done = threading.Event()"),
+            ("import torch\n" "\n" "marker = torch.cpu.Event()\n" "marker.record()"),
+        ),
         safety="Safe: on CUDA the event is a torch.cuda.Event, as before.",
     ),
     Rule(
@@ -196,117 +261,31 @@ RULES = (
         after=EXAMPLE_BINDING
         + f"start = {_TIMING_EVENT}\nend = {_TIMING_EVENT}\n"
         + 'ms = start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan")',
+        valid=(
+            (
+                "import time\n"
+                "\n"
+                "\n"
+                "class Timer:\n"
+                "    def __init__(self):\n"
+                "        self.start = time.perf_counter()\n"
+                "\n"
+                "    def elapsed_time(self):\n"
+                "        return time.perf_counter() - self.start\n"
+                "\n"
+                "\n"
+                "print(Timer().elapsed_time())"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "\n"
+                "def report(start, end):\n"
+                "    return start.elapsed_time(end)"
+            ),
+        ),
         safety="Safe: unchanged on an accelerator; on the CPU the time is NaN (the "
         "original could not run there at all).",
-    ),
-    Rule(
-        "TP308",
-        "cuda-memory-stats",
-        "`torch.cuda` memory statistics only know CUDA",
-        Fix.SAFE,
-        MEMORY_TORCH,
-        what="`empty_cache`, `memory_allocated`, `max_memory_allocated`, "
-        "`memory_reserved`, `max_memory_reserved`, `memory_stats`, "
-        "`reset_peak_memory_stats`, `reset_accumulated_memory_stats` (and the old "
-        "`*_cached` names) become the `torch.accelerator` functions, behind "
-        '`DEVICE.type != "cpu"`: 0, `{}` or a no-op on the CPU, as torch.cuda was.',
-        why="The torch.accelerator memory functions raise without an accelerator.",
-        before=(
-            "import torch\n"
-            "\n"
-            "print(torch.cuda.max_memory_allocated())\n"
-            "torch.cuda.empty_cache()"
-        ),
-        after=EXAMPLE_BINDING
-        + (
-            'print(torch.accelerator.max_memory_allocated() if DEVICE.type != "cpu" else 0)\n'
-            'if DEVICE.type != "cpu":\n'
-            "    torch.accelerator.empty_cache()"
-        ),
-        safety="Safe: the values torch.cuda gave on a machine without a GPU.",
-    ),
-    Rule(
-        "TP309",
-        "cuda-mem-get-info",
-        "`torch.cuda.mem_get_info()` only knows CUDA",
-        Fix.UNSAFE,
-        MEMORY_INFO_TORCH,
-        what="`torch.cuda.mem_get_info()` becomes `torch.accelerator.get_memory_info()`, "
-        "and `(0, 0)` on the CPU.",
-        why="Both raise without an accelerator.",
-        before=("import torch\n" "\n" "free, total = torch.cuda.mem_get_info()"),
-        after=EXAMPLE_BINDING
-        + 'free, total = torch.accelerator.get_memory_info() if DEVICE.type != "cpu" else (0, 0)',
-        safety="Unsafe: on the CPU the answer is (0, 0); code dividing by the total "
-        "needs a look.",
-    ),
-    Rule(
-        "TP310",
-        "cuda-manual-seed",
-        "`torch.cuda.manual_seed*()` only seeds CUDA",
-        Fix.SAFE,
-        ACCELERATOR_TORCH,
-        what="`manual_seed`, `manual_seed_all`, `seed` and `seed_all` go through "
-        '`torch.get_device_module(DEVICE)`, behind `DEVICE.type != "cpu"`.',
-        why="torch.cpu has no seeding functions, and `torch.manual_seed` would also "
-        "reseed the CPU generator, changing shuffling and dropout.",
-        before=("import torch\n" "\n" "torch.cuda.manual_seed_all(seed)"),
-        after=EXAMPLE_BINDING
-        + (
-            'if DEVICE.type != "cpu":\n'
-            "    torch.get_device_module(DEVICE).manual_seed_all(seed)"
-        ),
-        safety="Safe: the same CUDA streams; a no-op on the CPU, as before.",
-    ),
-    Rule(
-        "TP311",
-        "cuda-rng-state",
-        "`torch.cuda` RNG state only knows CUDA",
-        Fix.SAFE,
-        ACCELERATOR_TORCH,
-        what="`get_rng_state`, `set_rng_state`, `get_rng_state_all` and "
-        "`set_rng_state_all` go through `torch.get_device_module(DEVICE)`, behind "
-        '`DEVICE.type != "cpu"` (`None`, `[]` or a no-op on the CPU).',
-        why="A machine without an accelerator has no accelerator generator to save.",
-        before=(
-            "import torch\n" "\n" 'state = {"cuda_rng": torch.cuda.get_rng_state()}'
-        ),
-        after=EXAMPLE_BINDING
-        + (
-            "state = {\n"
-            '    "cuda_rng": (\n'
-            "        torch.get_device_module(DEVICE).get_rng_state()\n"
-            '        if DEVICE.type != "cpu"\n'
-            "        else None\n"
-            "    )\n"
-            "}"
-        ),
-        safety="Safe: unchanged on CUDA; on the CPU `get_rng_state()` gives None and "
-        "`set_rng_state` ignores its argument.",
-    ),
-    Rule(
-        "TP312",
-        "fork-rng-devices",
-        "`torch.random.fork_rng(devices=...)` forks CUDA generators only",
-        Fix.SAFE,
-        ACCELERATOR_TORCH,
-        what="Adds `device_type=DEVICE.type` and makes `devices` empty on the CPU.",
-        why="Without `device_type`, fork_rng forks CUDA only; with "
-        '`device_type="cpu"` and any device it raises.',
-        before=(
-            "import torch\n"
-            "\n"
-            "with torch.random.fork_rng(devices=[0]):\n"
-            "    noise = torch.randn(2)"
-        ),
-        after=EXAMPLE_BINDING
-        + (
-            "with torch.random.fork_rng(\n"
-            '    devices=[0] if DEVICE.type != "cpu" else [], device_type=DEVICE.type\n'
-            "):\n"
-            "    noise = torch.randn(2)"
-        ),
-        safety="Safe: on CUDA the same generators are forked.",
     ),
     Rule(
         "TP314",
@@ -326,48 +305,14 @@ RULES = (
             '    else "cpu"\n'
             ")"
         ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "if torch.xpu.is_available():\n"
+                "    print(torch.xpu.get_device_name(0))"
+            ),
+        ),
         safety="Unsafe: not every device module has get_device_name (MPS has none).",
-    ),
-    Rule(
-        "TP318",
-        "cuda-out-of-memory-error",
-        "`torch.cuda.OutOfMemoryError` names CUDA",
-        Fix.SAFE,
-        OOM_ERROR_TORCH,
-        what="`torch.cuda.OutOfMemoryError` becomes `torch.OutOfMemoryError`.",
-        why="It is the same class (torch >= 2.5), under a name that does not suggest "
-        "CUDA; the fix is left out for older targets, which lack `torch.OutOfMemoryError`.",
-        before=(
-            "import torch\n"
-            "\n"
-            "try:\n"
-            "    x = torch.ones(2)\n"
-            "except torch.cuda.OutOfMemoryError:\n"
-            "    x = None"
-        ),
-        after=(
-            "import torch\n"
-            "\n"
-            "try:\n"
-            "    x = torch.ones(2)\n"
-            "except torch.OutOfMemoryError:\n"
-            "    x = None"
-        ),
-        safety="Safe: `torch.cuda.OutOfMemoryError is torch.OutOfMemoryError`.",
-    ),
-    Rule(
-        "TP390",
-        "cuda-api-without-portable-form",
-        "this `torch.cuda` API has no portable equivalent",
-        Fix.NONE,
-        None,
-        what="Reports `torch.cuda` names torchport has no portable form for "
-        "(`memory_summary`, `get_device_properties`, `initial_seed`, ...), with "
-        "advice. (CUDA-only calls made for their effect alone are TP911.)",
-        why="They raise or mean nothing on other devices.",
-        before=("import torch\n" "\n" "print(torch.cuda.memory_summary())"),
-        after='if DEVICE.type == "cuda":  # by hand\n'
-        "    print(torch.cuda.memory_summary())",
-        safety="No automatic fix.",
     ),
 )
