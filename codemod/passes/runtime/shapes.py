@@ -18,7 +18,6 @@ import libcst as cst
 from codemod import catalog
 from codemod.catalog import Param, Row
 from codemod.model.rule import Fix
-from codemod.passes.base import attribute_name
 from codemod.passes.runtime.cpu_guard import guard_test
 from codemod.passes.runtime.tables import (
     CPU_STREAM_KEYWORDS,

@@ -3,20 +3,15 @@ rules as data, one module per topic, and TP390 for the rest of ``torch.cuda``. T
 rewrites are ``codemod.passes.runtime``'s; the names each rule covers are the
 catalogue's (``codemod.catalog.runtime``).
 
-The torch releases named here are the ones fixes need beyond ``torch.accelerator``
-itself; the catalogue's rows carry them too, for the names whose fix needs them.
+The torch releases the modules name (``DEVICE_INDEX_TORCH``, ``MEMORY_TORCH``, ...)
+are the ones fixes need other than ``torch.accelerator``'s; the catalogue's rows
+carry them too, for the names whose fix needs them.
 """
 
 from __future__ import annotations
 
 from codemod.model.rule import Fix, Rule
 from codemod.rules.runtime import devices, memory, rng
-from codemod.rules.runtime.devices import DEVICE_INDEX_TORCH  # noqa: F401
-from codemod.rules.runtime.memory import (  # noqa: F401
-    MEMORY_INFO_TORCH,
-    MEMORY_TORCH,
-    OOM_ERROR_TORCH,
-)
 
 UNPORTED = Rule(
     "TP390",
