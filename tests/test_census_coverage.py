@@ -39,8 +39,8 @@ pytestmark = pytest.mark.skipif(
 )
 CASES = before_files()
 NOQA = re.compile(r"#\s*noqa", re.IGNORECASE)
-# The torch.cuda runtime pass owns these (codemod/passes/cuda_runtime.py).
-RUNTIME_PASS = ROOT / "codemod" / "passes" / "cuda_runtime.py"
+# The torch.cuda runtime pass owns these (codemod/passes/runtime/).
+RUNTIME_PASS = ROOT / "codemod" / "passes" / "runtime" / "dispatch.py"
 RUNTIME_SITES = re.compile(
     r"torch\.cuda\.(is_available|device_count|set_device|current_device|synchronize"
     r"|Stream|stream|current_stream|default_stream|Event|empty_cache|mem_get_info"

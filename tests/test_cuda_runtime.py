@@ -8,7 +8,10 @@ import re
 import pytest
 import torch
 
-from codemod.passes.cuda_runtime import API, METHODS, RULES
+from codemod import catalog
+from codemod.passes.runtime.shapes import SHAPES, shape_of
+from codemod.passes.runtime.tables import API, METHODS
+from codemod.rules.runtime import RULES
 from codemod.rewrite.pipeline import rewrite_source
 from tests.fixture_cases import FIXTURES, options_of
 
@@ -128,3 +131,10 @@ def test_stream_methods_follow_the_binding():
     assert re.search(guarded + r"x\.record_stream\(mine\)", code)
     # A parameter is not known to be a stream.
     assert "\n    s.synchronize()" in code and "\n    x.record_stream(s)" in code
+
+
+def test_every_row_names_a_rewrite_shape():
+    # The pass applies SHAPES[row.rewrite]: a name with no shape is an error.
+    assert {row.rewrite for row in catalog.rows_of("cuda_runtime")} <= set(SHAPES)
+    with pytest.raises(LookupError):
+        shape_of("no-such-rewrite")

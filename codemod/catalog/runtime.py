@@ -1,5 +1,8 @@
 """The ``torch.cuda`` runtime API: each name, the rule that covers it, and its
-portable form (``{torch}`` and ``{device}`` are filled in by the pass)."""
+portable form (``{torch}`` and ``{device}`` are filled in by the pass), with the
+torch release that form needs where it is not ``torch.accelerator``'s (the memory
+statistics, ``get_memory_info``, ``device_index``, ``torch.OutOfMemoryError``; their
+rules document the same releases, ``codemod.rules.runtime``)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,12 @@ from typing import Dict, List, Tuple
 
 from codemod.catalog.rows import Param, Row
 from codemod.catalog.tensor_types import TENSOR_TYPES
+from codemod.rules.runtime.devices import DEVICE_INDEX_TORCH
+from codemod.rules.runtime.memory import (
+    MEMORY_INFO_TORCH,
+    MEMORY_TORCH,
+    OOM_ERROR_TORCH,
+)
 
 _ACC = "{torch}.accelerator."
 _MOD = "{torch}.get_device_module({device})."
@@ -26,9 +35,18 @@ NVTX_PAIR = (
 )
 
 
-def _runtime(name: str, code: str, portable=None, cpu=None, rewrite="call") -> Row:
+def _runtime(
+    name: str, code: str, portable=None, cpu=None, rewrite="call", min_torch=None
+) -> Row:
     names = (f"torch.cuda.{name}",)
-    return Row(names, code, "cuda_runtime", portable, cpu, rewrite=rewrite)
+    return Row(
+        names, code, "cuda_runtime", portable, cpu, rewrite=rewrite, min_torch=min_torch
+    )
+
+
+def _memory(name: str, portable: str, cpu: str) -> Row:
+    """A memory statistic (TP308): its torch.accelerator form needs torch 2.9."""
+    return _runtime(name, "TP308", _ACC + portable, cpu, min_torch=MEMORY_TORCH)
 
 
 def _no_portable_form(advice: str, *names: str) -> List[Row]:
@@ -86,9 +104,16 @@ ROWS: List[Row] = [
         "cuda_runtime",
         ".device",
         kind="method",
+        rewrite="index_as_device",
         trigger=r"get_device\(",
     ),
-    _runtime("device", "TP303", _ACC + "device_index", rewrite="device_index"),
+    _runtime(
+        "device",
+        "TP303",
+        _ACC + "device_index",
+        rewrite="device_index",
+        min_torch=DEVICE_INDEX_TORCH,
+    ),
     _runtime("synchronize", "TP304", _MOD + "synchronize"),
     # torch.cpu.Stream takes a priority only: a stream of a device is CPU's no-op one.
     _runtime("Stream", "TP305", _MOD + "Stream", "{torch}.cpu.Stream()", "stream"),
@@ -110,38 +135,55 @@ ROWS: List[Row] = [
         None,
         'float("nan")',
         kind="method",
+        rewrite="object_method",
         trigger="elapsed_time",
     ),
     # Methods of a CUDA stream (known by its binding) that torch.cpu's no-op stream
     # lacks, and record_stream, which no CPU tensor has: kept for accelerators.
-    Row(("Stream.synchronize",), "TP305", "cuda_runtime", cpu="None", kind="method"),
-    Row(("Stream.query",), "TP305", "cuda_runtime", cpu="True", kind="method"),
-    Row(("Tensor.record_stream",), "TP305", "cuda_runtime", cpu="None", kind="method"),
-    _runtime("empty_cache", "TP308", _ACC + "empty_cache", "None"),
-    _runtime("memory_allocated", "TP308", _ACC + "memory_allocated", "0"),
-    _runtime("max_memory_allocated", "TP308", _ACC + "max_memory_allocated", "0"),
-    _runtime("memory_reserved", "TP308", _ACC + "memory_reserved", "0"),
-    _runtime("max_memory_reserved", "TP308", _ACC + "max_memory_reserved", "0"),
-    _runtime("memory_cached", "TP308", _ACC + "memory_reserved", "0"),
-    _runtime("max_memory_cached", "TP308", _ACC + "max_memory_reserved", "0"),
-    _runtime("memory_stats", "TP308", _ACC + "memory_stats", "{}"),
-    _runtime(
-        "reset_peak_memory_stats", "TP308", _ACC + "reset_peak_memory_stats", "None"
+    Row(
+        ("Stream.synchronize",),
+        "TP305",
+        "cuda_runtime",
+        cpu="None",
+        kind="method",
+        rewrite="object_method",
     ),
+    Row(
+        ("Stream.query",),
+        "TP305",
+        "cuda_runtime",
+        cpu="True",
+        kind="method",
+        rewrite="object_method",
+    ),
+    Row(
+        ("Tensor.record_stream",),
+        "TP305",
+        "cuda_runtime",
+        cpu="None",
+        kind="method",
+        rewrite="object_method",
+    ),
+    _memory("empty_cache", "empty_cache", "None"),
+    _memory("memory_allocated", "memory_allocated", "0"),
+    _memory("max_memory_allocated", "max_memory_allocated", "0"),
+    _memory("memory_reserved", "memory_reserved", "0"),
+    _memory("max_memory_reserved", "max_memory_reserved", "0"),
+    _memory("memory_cached", "memory_reserved", "0"),
+    _memory("max_memory_cached", "max_memory_reserved", "0"),
+    _memory("memory_stats", "memory_stats", "{}"),
+    _memory("reset_peak_memory_stats", "reset_peak_memory_stats", "None"),
     # Both old names have reset every peak statistic since torch 1.4.
+    _memory("reset_max_memory_allocated", "reset_peak_memory_stats", "None"),
+    _memory("reset_max_memory_cached", "reset_peak_memory_stats", "None"),
+    _memory("reset_accumulated_memory_stats", "reset_accumulated_memory_stats", "None"),
     _runtime(
-        "reset_max_memory_allocated", "TP308", _ACC + "reset_peak_memory_stats", "None"
+        "mem_get_info",
+        "TP309",
+        _ACC + "get_memory_info",
+        "(0, 0)",
+        min_torch=MEMORY_INFO_TORCH,
     ),
-    _runtime(
-        "reset_max_memory_cached", "TP308", _ACC + "reset_peak_memory_stats", "None"
-    ),
-    _runtime(
-        "reset_accumulated_memory_stats",
-        "TP308",
-        _ACC + "reset_accumulated_memory_stats",
-        "None",
-    ),
-    _runtime("mem_get_info", "TP309", _ACC + "get_memory_info", "(0, 0)"),
     _runtime("manual_seed", "TP310", _MOD + "manual_seed", "None"),
     _runtime("manual_seed_all", "TP310", _MOD + "manual_seed_all", "None"),
     _runtime("seed", "TP310", _MOD + "seed", "None"),
@@ -197,6 +239,7 @@ ROWS: List[Row] = [
         "cuda_runtime",
         "{torch}.OutOfMemoryError",
         rewrite="name",
+        min_torch=OOM_ERROR_TORCH,
     ),
     # The rest of torch.cuda's public API: CUDA-only, reported with the general advice.
     *_no_portable_form(

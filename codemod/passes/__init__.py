@@ -8,7 +8,7 @@ runtime pass rewrites ``torch.cuda.is_available()`` on its own.
 """
 
 from codemod.passes.amp import Amp
-from codemod.passes.cuda_runtime import CudaRuntime
+from codemod.passes.runtime import CudaRuntime
 from codemod.passes.device_strings import DeviceStrings
 from codemod.passes.tensor_methods import TensorMethods
 from codemod.passes.tensor_types import TensorTypes

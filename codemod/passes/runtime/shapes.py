@@ -1,0 +1,293 @@
+"""The rewrites of the runtime pass, each registered by name with ``@shape(name)``.
+
+A catalogue row names its rewrite (``Row.rewrite``); the pass applies
+``SHAPES[row.rewrite]``. A shape is a plain function ``(runtime, original, updated,
+row, short)``: the pass (for its decisions, templates and the guard it emits), the
+call as written and as the passes below it left it, the row, and the name as the
+message says it (``cuda.synchronize``, or the method's name). It records the site and
+returns what the call becomes (``updated`` when it is left as it is). The pass's
+rows that name no shape here fail at import (``shape_of``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence, Union
+
+import libcst as cst
+
+from codemod import catalog
+from codemod.catalog import Param, Row
+from codemod.model.rule import Fix
+from codemod.passes.runtime.cpu_guard import guard_test
+from codemod.passes.runtime.tables import (
+    CPU_STREAM_KEYWORDS,
+    INT,
+    METHOD_KINDS,
+    STREAM,
+    is_name,
+)
+
+Shape = Callable[..., cst.BaseExpression]
+SHAPES: Dict[str, Shape] = {}
+
+
+def shape(name: str) -> Callable[[Shape], Shape]:
+    """Register the decorated function as the rewrite called ``name``."""
+
+    def register(function: Shape) -> Shape:
+        if name in SHAPES:
+            raise ValueError(f"rewrite shape {name!r} defined twice")
+        SHAPES[name] = function
+        return function
+
+    return register
+
+
+def shape_of(name: str) -> Shape:
+    """The rewrite called ``name``; a row naming no shape is a catalogue error."""
+    try:
+        return SHAPES[name]
+    except KeyError:
+        raise LookupError(
+            f"no rewrite shape {name!r} in codemod.passes.runtime.shapes"
+        ) from None
+
+
+METHOD_MESSAGES = {
+    "synchronize": "`.synchronize()` of a CUDA stream: torch.cpu's no-op stream has "
+    "none; kept for accelerators",
+    "query": "`.query()` of a CUDA stream: torch.cpu's no-op stream has none; True "
+    "on the CPU",
+    "record_stream": "`.record_stream(stream)`: CPU tensors have none; kept for "
+    "accelerators",
+}
+UNKNOWN_EVENT = (
+    "`.elapsed_time()` of an object torchport cannot tell is a CUDA event: left as it "
+    'is; CPU events cannot time (use `... if DEVICE.type != "cpu" else float("nan")` '
+    "or a host timer)"
+)
+
+
+@shape("report")
+def report(runtime, original, updated, row: Row, short: str):
+    """No portable form: reported with the row's advice."""
+    runtime.report(original, row.code, f"`torch.{short}`: {row.advice}")
+    return updated
+
+
+@shape("call")
+def call(runtime, original, updated, row: Row, short: str):
+    """Another callee taking the same arguments (moved where it takes them by
+    position), behind the guard when the row has a CPU value."""
+    args = mapped_arguments(updated.args, catalog.PARAMS.get(row.name))
+    if isinstance(args, str):  # not exact: said why
+        target = row.portable.format(torch="torch", device="DEVICE")  # type: ignore
+        runtime.report(original, row.code, f"`torch.{short}(...)`: {args} ({target})")
+        return updated
+    if not runtime.applied(original, row.code, min_torch=row.min_torch):
+        return updated
+    new = updated.with_changes(func=runtime.expr(row.portable), args=args)
+    if row.cpu is None:
+        return new
+    return runtime.guard.expression(original, new, row.cpu)
+
+
+@shape("stream")
+def stream(runtime, original, updated, row: Row, short: str):
+    """``torch.cuda.Stream(...)`` through the device module; torch.cpu's stream
+    takes a priority only, so a stream given anything else (a device) is made
+    on an accelerator alone, and is torch.cpu's no-op stream on the CPU."""
+    if not runtime.applied(original, row.code, min_torch=row.min_torch):
+        return updated
+    new = updated.with_changes(func=runtime.expr(row.portable))
+    if all(
+        a.keyword is not None and a.keyword.value in CPU_STREAM_KEYWORDS
+        for a in updated.args
+    ):
+        return new
+    return runtime.guard.expression(original, new, row.cpu)  # type: ignore[arg-type]
+
+
+@shape("name")
+def name(runtime, original, updated, row: Row, short: str):
+    """A class with another name (raised or caught): only the name changes."""
+    if not runtime.applied(original, row.code, min_torch=row.min_torch):
+        return updated
+    return updated.with_changes(func=runtime.expr(row.portable))
+
+
+@shape("device_index")
+def device_index(runtime, original, updated, row: Row, short: str):
+    """``with torch.cuda.device(i):``: ``device_index(i)`` on an accelerator,
+    ``device_index(None)`` (a no-op) on the CPU."""
+    value = _device_index_arg(original)
+    if value is None:
+        runtime.report(original, row.code)
+        return updated
+    literal = is_name(value, "None") or runtime.objects.kind(value) == INT
+    message = "" if literal else "the device is assumed to be an int index"
+    fix = None if literal else Fix.UNSAFE
+    if not runtime.applied(original, row.code, message, fix, row.min_torch):
+        return updated
+    index = _device_index_arg(updated)
+    if not is_name(index, "None"):  # type: ignore[arg-type]
+        index = runtime.expr("{index} if " + guard_test() + " else None", index=index)
+    return runtime.expr(row.portable + "({index})", index=index)
+
+
+@shape("index_as_device")
+def index_as_device(runtime, original, updated, row: Row, short: str):
+    """A device index used as a device means that device: on CUDA
+    ``torch.device("cuda", i)``, exactly what the int selects."""
+    if row.kind == "method":  # x.get_device()
+        message = (
+            "`x.get_device()` is -1 for a tensor on the CPU, which no device "
+            "argument takes: `x.device` is the same device everywhere"
+        )
+        if not runtime.record_and_decide(original, row.code, message):
+            return updated
+        return cst.Attribute(updated.func.value, cst.Name("device"))  # type: ignore
+    message = (
+        "`torch.cuda.current_device()` used as a device becomes the current "
+        "accelerator device (the device binding on the CPU)"
+    )
+    if not runtime.applied(original, row.code, message):
+        return updated
+    device = runtime.expr(
+        "{torch}.device({device}.type, {torch}.accelerator.current_device_index())"
+    )
+    return runtime.guard.expression(original, device, runtime.context.device_name)
+
+
+@shape("fork_rng")
+def fork_rng(runtime, original, updated, row: Row, short: str):
+    """``fork_rng(devices=...)``: ``device_type=DEVICE.type`` added, no devices on
+    the CPU."""
+    args = list(updated.args)
+    keyword = {a.keyword.value: i for i, a in enumerate(args) if a.keyword}
+    positional = [i for i, a in enumerate(args) if a.keyword is None]
+    if any(a.star for a in args) or len(positional) > 1:
+        return updated
+    devices = keyword.get("devices", positional[0] if positional else None)
+    device_type = keyword.get("device_type")
+    ours = device_type is not None and _is_device_type(runtime, args[device_type].value)
+    if (device_type is not None and not ours) or (devices is None and not ours):
+        return updated  # a plain fork_rng(), or a device type of the user's
+    if devices is not None and isinstance(args[devices].value, cst.IfExp):
+        return updated  # already guarded
+    if not runtime.record_and_decide(original, row.code, min_torch=row.min_torch):
+        return updated
+    value = args[devices].value if devices is not None else cst.Name("None")
+    guarded = runtime.expr("{value} if " + guard_test() + " else []", value=value)
+    if devices is not None:
+        args[devices] = args[devices].with_changes(value=guarded)
+    else:
+        args.insert(0, cst.Arg(guarded, keyword=cst.Name("devices")))
+    if device_type is None:
+        args.append(cst.Arg(runtime.device_type(), keyword=cst.Name("device_type")))
+    no_space = cst.SimpleWhitespace("")
+    equal = cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space)
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    args = [
+        a.with_changes(
+            comma=comma if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT,
+            equal=equal if a.keyword else a.equal,
+        )
+        for i, a in enumerate(args)
+    ]
+    return updated.with_changes(args=args)
+
+
+@shape("object_method")
+def object_method(runtime, original, updated, row: Row, short: str):
+    """A method torch.cpu's no-op events and streams lack, called on an object
+    known to be a CUDA event or stream (``x.record_stream(stream)``: the
+    argument): kept for accelerators, its CPU value on the CPU."""
+    method = short
+    args = original.args
+    if method == "record_stream":
+        known = len(args) == 1 and runtime.objects.kind(args[0].value) == STREAM
+    else:
+        kind = runtime.objects.kind(original.func.value)
+        known = kind == METHOD_KINDS[method]
+    if method == "elapsed_time" and len(args) != 1:
+        known = False
+    if original in runtime.guarded:
+        return updated
+    if not known:
+        if method == "elapsed_time" and runtime.maybe_cuda_event():
+            runtime.report(original, "TP307", UNKNOWN_EVENT)
+        return updated
+    message = METHOD_MESSAGES.get(method, "")
+    if not runtime.record_and_decide(original, row.code, message, None, row.min_torch):
+        return updated
+    return runtime.guard.expression(original, updated, row.cpu)  # type: ignore
+
+
+def _is_device_type(runtime, node: cst.CSTNode) -> bool:
+    """``DEVICE.type``, as the device-string rules write it."""
+    return (
+        isinstance(node, cst.Attribute)
+        and is_name(node.value, runtime.context.device_name)
+        and node.attr.value == "type"
+    )
+
+
+def _device_index_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The one argument of ``torch.cuda.device(...)``, if it has the usual form."""
+    args = call.args
+    if len(args) != 1 or args[0].star:
+        return None
+    if args[0].keyword is not None and args[0].keyword.value != "device":
+        return None
+    return args[0].value
+
+
+def mapped_arguments(
+    args: Sequence[cst.Arg], params: Optional[Sequence[Param]]
+) -> Union[Sequence[cst.Arg], str]:
+    """The call's arguments as the portable form takes them (``params``: the CUDA
+    function's parameters, see ``catalog.Param``), or why that is not exact."""
+    if params is None:
+        return args
+    if any(a.star for a in args):
+        return "arguments passed with * or ** cannot be checked against the target"
+    values: List[Optional[cst.Arg]] = [None] * len(params)
+    names = [p.name for p in params]
+    for position, arg in enumerate(args):
+        if arg.keyword is None:
+            if position >= len(params):
+                return "more arguments than the target takes"
+            values[position] = arg
+        elif (
+            arg.keyword.value in names
+            and values[names.index(arg.keyword.value)] is None
+        ):
+            values[names.index(arg.keyword.value)] = arg
+        else:
+            return f"`{arg.keyword.value}=` is not an argument the target takes"
+    out: List[cst.Arg] = []
+    keywords: List[cst.Arg] = []
+    for index, (param, arg) in enumerate(zip(params, values)):
+        if arg is None:
+            continue
+        if param.index_only and not (
+            isinstance(arg.value, cst.Integer) or is_name(arg.value, "None")
+        ):
+            return (
+                f"`{param.name}` must be an int index there, not a device or a string"
+            )
+        if param.positional_only:
+            if any(v is None for v in values[:index]):
+                return (
+                    f"`{param.name}` is positional there and an earlier one is missing"
+                )
+            out.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+        else:
+            keywords.append(arg)
+    out += keywords
+    last = len(out) - 1
+    return [
+        a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == last else a
+        for i, a in enumerate(out)
+    ]

@@ -1,0 +1,318 @@
+"""TP301-TP307 and TP314: devices, synchronization, streams and events of the
+``torch.cuda`` runtime API, as data (``codemod.rules.runtime`` gathers the family)."""
+
+from __future__ import annotations
+
+from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.rule import Fix, Rule, TorchVersion
+from codemod.rules import EXAMPLE_BINDING
+
+DEVICE_INDEX_TORCH: TorchVersion = (2, 8)  # torch.accelerator.device_index
+
+# A timing event as the examples' rewrite makes it (TP306, TP307).
+_TIMING_EVENT = (
+    "(\n"
+    "    torch.get_device_module(DEVICE).Event(enable_timing=True)\n"
+    '    if DEVICE.type != "cpu"\n'
+    "    else torch.cpu.Event()\n"
+    ")"
+)
+
+RULES = (
+    Rule(
+        "TP301",
+        "cuda-availability",
+        "`torch.cuda.is_available()` / `device_count()` only know CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.cuda.is_available()` and `torch.cuda.device_count()` to "
+        "their `torch.accelerator` equivalents.",
+        why="They then count TPU, Trainium, MPS, XPU or NPU devices too.",
+        before=(
+            "import torch\n"
+            "\n"
+            "if torch.cuda.device_count() > 1:\n"
+            '    print("several devices")'
+        ),
+        after=(
+            "import torch\n"
+            "\n"
+            "if torch.accelerator.device_count() > 1:\n"
+            '    print("several devices")'
+        ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "if torch.accelerator.is_available():\n"
+                "    print(torch.accelerator.device_count())"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "if torch.backends.mps.is_available():\n"
+                '    x = torch.ones(2, device="mps")'
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "if torch.cuda.is_available():\n"
+                '    torch.cuda.nvtx.range_push("step")'
+            ),
+        ),
+        safety="Safe: the same answers on CUDA and on CPU-only machines. An "
+        "`is_available()` that guards code that stays CUDA-only (nvtx, CUDA graphs, "
+        'other `torch.cuda` calls without a portable form, "cuda" strings left in '
+        "place, apex, pynvml, ...) is left as it is, and so is an early exit "
+        "(`if not torch.cuda.is_available(): return`, `assert "
+        "torch.cuda.is_available()`) before such code in its block, and a check "
+        'that takes the CPU when "cuda" was asked for and is missing (`if args.device '
+        '== "cuda" and not torch.cuda.is_available():`, or plainly `if not '
+        'torch.cuda.is_available(): args.device = "cpu"`). A call to a function of '
+        "the program's own named for CUDA (`dtw_cuda(x)`) counts as CUDA-only code.",
+    ),
+    Rule(
+        "TP302",
+        "cuda-current-device",
+        "`torch.cuda.current_device()` / `set_device()` only know CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`current_device()` becomes `torch.accelerator.current_device_index()` and "
+        "`set_device(i)` becomes `torch.accelerator.set_device_index(i)`, both behind "
+        '`DEVICE.type != "cpu"` (index 0 and a no-op on the CPU). Where the index is '
+        "passed as a device (`device=`, `.to(...)`, `torch.device(...)`), "
+        "`current_device()` becomes `torch.device(DEVICE.type, "
+        "torch.accelerator.current_device_index())` (`DEVICE` on the CPU) and "
+        "`x.get_device()` becomes `x.device`.",
+        why="The torch.accelerator calls raise without an accelerator.",
+        before=("import torch\n" "\n" "torch.cuda.set_device(local_rank)"),
+        after=EXAMPLE_BINDING
+        + (
+            'if DEVICE.type != "cpu":\n'
+            "    torch.accelerator.set_device_index(local_rank)"
+        ),
+        valid=(
+            ("import torch\n" "\n" "x = torch.ones(2)\n" "print(x.get_device())"),
+            (
+                "import torch\n"
+                "\n"
+                "\n"
+                "class Shard:\n"
+                "    def get_device(self):\n"
+                "        return 0\n"
+                "\n"
+                "\n"
+                "x = torch.zeros(2, device=Shard().get_device())"
+            ),
+        ),
+        safety="Safe: unchanged on CUDA; on the CPU the index is 0.",
+    ),
+    Rule(
+        "TP303",
+        "cuda-device-context",
+        "`torch.cuda.device(i)` only knows CUDA",
+        Fix.SAFE,
+        DEVICE_INDEX_TORCH,
+        what="`with torch.cuda.device(i):` becomes `with torch.accelerator.device_index("
+        'i if DEVICE.type != "cpu" else None):`.',
+        why="`device_index(i)` raises without an accelerator; `device_index(None)` is a "
+        "no-op.",
+        before=(
+            "import torch\n" "\n" "with torch.cuda.device(1):\n" "    x = torch.ones(2)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            'with torch.accelerator.device_index(1 if DEVICE.type != "cpu" else None):\n'
+            "    x = torch.ones(2)"
+        ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                'with torch.device("cpu"):\n'
+                "    x = torch.ones(2)"
+            ),
+        ),
+        safety="Safe where the index is known to be an int: a literal, a call that "
+        "gives one (`int(...)`, `len(...)`, `current_device()`, `device_count()`, "
+        "`x.get_device()`), or a variable of the same function (or module) always "
+        "bound so or by `for i in range(...)`. Any other index is assumed to be an "
+        "int, not a torch.device or a string (unsafe).",
+    ),
+    Rule(
+        "TP304",
+        "cuda-synchronize",
+        "`torch.cuda.synchronize()` only knows CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Rewrites `torch.cuda.synchronize()` to "
+        "`torch.get_device_module(DEVICE).synchronize()`.",
+        why="`torch.accelerator.synchronize()` raises without an accelerator; "
+        "`torch.cpu.synchronize()` is a no-op.",
+        before=("import torch\n" "\n" "torch.cuda.synchronize()"),
+        after=EXAMPLE_BINDING + "torch.get_device_module(DEVICE).synchronize()",
+        valid=(
+            ("import torch\n" "\n" "torch.cpu.synchronize()"),
+            (
+                "class Clock:\n"
+                "    def synchronize(self):\n"
+                "        pass\n"
+                "\n"
+                "\n"
+                "Clock().synchronize()"
+            ),
+        ),
+        safety="Safe: on CUDA the device module is torch.cuda.",
+    ),
+    Rule(
+        "TP305",
+        "cuda-stream",
+        "`torch.cuda` streams only know CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`torch.cuda.Stream()`, `current_stream()`, `default_stream()` and "
+        "`stream(s)` go through `torch.get_device_module(DEVICE)` (a `Stream(...)` "
+        'given a device is made behind `DEVICE.type != "cpu"`, `torch.cpu.Stream()` '
+        "on the CPU, whose stream takes no device); `set_stream(s)` "
+        'becomes `torch.accelerator.set_stream(s)` behind `DEVICE.type != "cpu"`. '
+        "On a stream known by its binding (made by one of these calls, in the same "
+        "function, or an attribute always set so), `.synchronize()` and `.query()`, "
+        "and `x.record_stream(stream)`, are kept for accelerators: a statement goes "
+        'behind `if DEVICE.type != "cpu":`, `query()` is True on the CPU.',
+        why="torch.cpu has no-op streams (`wait_stream`, `wait_event`, `with "
+        "stream(s):` work), so side-stream code still runs on the CPU; they have no "
+        "`synchronize` or `query`, CPU tensors have no `record_stream`, and "
+        "`torch.Stream(DEVICE).wait_stream` raises there.",
+        before=(
+            "import torch\n"
+            "\n"
+            "s = torch.cuda.Stream()\n"
+            "with torch.cuda.stream(s):\n"
+            "    x = torch.ones(2)\n"
+            "s.synchronize()"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "s = torch.get_device_module(DEVICE).Stream()\n"
+            "with torch.get_device_module(DEVICE).stream(s):\n"
+            "    x = torch.ones(2)\n"
+            'if DEVICE.type != "cpu":\n'
+            "    s.synchronize()"
+        ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "\n"
+                "def finish(x, stream):\n"
+                "    x.record_stream(stream)\n"
+                "    stream.synchronize()"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "with torch.cpu.stream(torch.cpu.Stream()):\n"
+                "    x = torch.ones(2)"
+            ),
+        ),
+        safety="Safe: on CUDA the device module is torch.cuda and every call is "
+        "unchanged. MPS has no stream API in its device module; XPU has no "
+        "`default_stream`.",
+    ),
+    Rule(
+        "TP306",
+        "cuda-event",
+        "`torch.cuda.Event` only knows CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`torch.cuda.Event(...)` becomes `torch.get_device_module(DEVICE).Event(...)`"
+        " on an accelerator and `torch.cpu.Event()` on the CPU.",
+        why="`torch.Event(DEVICE).record()` raises on the CPU; torch.cpu events record "
+        "and wait as no-ops.",
+        before=("import torch\n" "\n" "start = torch.cuda.Event(enable_timing=True)"),
+        after=EXAMPLE_BINDING + "start = " + _TIMING_EVENT,
+        valid=(
+            ("import threading\n" "\n" "done = threading.Event()"),
+            ("import torch\n" "\n" "marker = torch.cpu.Event()\n" "marker.record()"),
+        ),
+        safety="Safe: on CUDA the event is a torch.cuda.Event, as before.",
+    ),
+    Rule(
+        "TP307",
+        "event-elapsed-time",
+        "`Event.elapsed_time()` cannot time on the CPU",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`start.elapsed_time(end)` on an event known by its binding (made by "
+        "`torch.cuda.Event(...)` in the same function or module, an attribute always "
+        "set so, or an element of a list of them) becomes "
+        '`(start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan"))`. '
+        "Other receivers are left alone (a host timer of the program's own), and "
+        "reported where the module makes CUDA events and defines no `elapsed_time`.",
+        why="CPU events have no timer. NaN says 'not measured' without crashing the "
+        "benchmark; use `time.perf_counter()` for CPU timings.",
+        before=(
+            "import torch\n"
+            "\n"
+            "start = torch.cuda.Event(enable_timing=True)\n"
+            "end = torch.cuda.Event(enable_timing=True)\n"
+            "ms = start.elapsed_time(end)"
+        ),
+        after=EXAMPLE_BINDING
+        + f"start = {_TIMING_EVENT}\nend = {_TIMING_EVENT}\n"
+        + 'ms = start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan")',
+        valid=(
+            (
+                "import time\n"
+                "\n"
+                "\n"
+                "class Timer:\n"
+                "    def __init__(self):\n"
+                "        self.start = time.perf_counter()\n"
+                "\n"
+                "    def elapsed_time(self):\n"
+                "        return time.perf_counter() - self.start\n"
+                "\n"
+                "\n"
+                "print(Timer().elapsed_time())"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "\n"
+                "def report(start, end):\n"
+                "    return start.elapsed_time(end)"
+            ),
+        ),
+        safety="Safe: unchanged on an accelerator; on the CPU the time is NaN (the "
+        "original could not run there at all).",
+    ),
+    Rule(
+        "TP314",
+        "cuda-device-name",
+        "`torch.cuda.get_device_name()` only knows CUDA",
+        Fix.UNSAFE,
+        ACCELERATOR_TORCH,
+        what="Becomes `torch.get_device_module(DEVICE).get_device_name(...)`, and "
+        '`"cpu"` on the CPU.',
+        why="torch.accelerator has no get_device_name.",
+        before=("import torch\n" "\n" "print(torch.cuda.get_device_name(0))"),
+        after=EXAMPLE_BINDING
+        + (
+            "print(\n"
+            "    torch.get_device_module(DEVICE).get_device_name(0)\n"
+            '    if DEVICE.type != "cpu"\n'
+            '    else "cpu"\n'
+            ")"
+        ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "if torch.xpu.is_available():\n"
+                "    print(torch.xpu.get_device_name(0))"
+            ),
+        ),
+        safety="Unsafe: not every device module has get_device_name (MPS has none).",
+    ),
+)

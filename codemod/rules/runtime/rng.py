@@ -1,0 +1,113 @@
+"""TP310-TP312: the random number generators of the ``torch.cuda`` runtime API
+(seeds, generator state, ``fork_rng``), as data (``codemod.rules.runtime`` gathers
+the family)."""
+
+from __future__ import annotations
+
+from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.rule import Fix, Rule
+from codemod.rules import EXAMPLE_BINDING
+
+RULES = (
+    Rule(
+        "TP310",
+        "cuda-manual-seed",
+        "`torch.cuda.manual_seed*()` only seeds CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`manual_seed`, `manual_seed_all`, `seed` and `seed_all` go through "
+        '`torch.get_device_module(DEVICE)`, behind `DEVICE.type != "cpu"`.',
+        why="torch.cpu has no seeding functions, and `torch.manual_seed` would also "
+        "reseed the CPU generator, changing shuffling and dropout.",
+        before=("import torch\n" "\n" "torch.cuda.manual_seed_all(seed)"),
+        after=EXAMPLE_BINDING
+        + (
+            'if DEVICE.type != "cpu":\n'
+            "    torch.get_device_module(DEVICE).manual_seed_all(seed)"
+        ),
+        valid=(
+            ("import torch\n" "\n" "torch.manual_seed(0)"),
+            (
+                "import torch\n"
+                "\n"
+                "generator = torch.Generator()\n"
+                "generator.manual_seed(0)"
+            ),
+        ),
+        safety="Safe: the same CUDA streams; a no-op on the CPU, as before.",
+    ),
+    Rule(
+        "TP311",
+        "cuda-rng-state",
+        "`torch.cuda` RNG state only knows CUDA",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="`get_rng_state`, `set_rng_state`, `get_rng_state_all` and "
+        "`set_rng_state_all` go through `torch.get_device_module(DEVICE)`, behind "
+        '`DEVICE.type != "cpu"` (`None`, `[]` or a no-op on the CPU).',
+        why="A machine without an accelerator has no accelerator generator to save.",
+        before=(
+            "import torch\n" "\n" 'state = {"cuda_rng": torch.cuda.get_rng_state()}'
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "state = {\n"
+            '    "cuda_rng": (\n'
+            "        torch.get_device_module(DEVICE).get_rng_state()\n"
+            '        if DEVICE.type != "cpu"\n'
+            "        else None\n"
+            "    )\n"
+            "}"
+        ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "state = torch.get_rng_state()\n"
+                "torch.set_rng_state(state)"
+            ),
+        ),
+        safety="Safe: unchanged on CUDA; on the CPU `get_rng_state()` gives None and "
+        "`set_rng_state` ignores its argument.",
+    ),
+    Rule(
+        "TP312",
+        "fork-rng-devices",
+        "`torch.random.fork_rng(devices=...)` forks CUDA generators only",
+        Fix.SAFE,
+        ACCELERATOR_TORCH,
+        what="Adds `device_type=DEVICE.type` and makes `devices` empty on the CPU.",
+        why="Without `device_type`, fork_rng forks CUDA only; with "
+        '`device_type="cpu"` and any device it raises.',
+        before=(
+            "import torch\n"
+            "\n"
+            "with torch.random.fork_rng(devices=[0]):\n"
+            "    noise = torch.randn(2)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "with torch.random.fork_rng(\n"
+            '    devices=[0] if DEVICE.type != "cpu" else [], device_type=DEVICE.type\n'
+            "):\n"
+            "    noise = torch.randn(2)"
+        ),
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "with torch.random.fork_rng():\n"
+                "    noise = torch.randn(2)"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "\n"
+                "def sample(device_type):\n"
+                "    with torch.random.fork_rng(devices=[0], device_type=device_type):\n"
+                "        return torch.randn(2)"
+            ),
+        ),
+        safety="Safe: on CUDA the same generators are forked.",
+    ),
+)
