@@ -11,7 +11,7 @@ import torch
 from codemod import catalog
 from codemod.output import docs
 from codemod.run.engine import CHECK, PREFILTER, Job, process_source
-from codemod.run.notebook import SKIPPED_CELL
+from codemod.rules.notebook import SKIPPED_CELL
 from codemod.passes import PASSES
 from codemod.passes.base import Options
 from codemod.rules import all_rules

@@ -6,7 +6,7 @@ import ast
 import itertools
 
 from codemod.rewrite.chunks import select
-from codemod.rewrite.names import ModuleFacts
+from codemod.passes.names import ModuleFacts
 from codemod.passes.base import Options
 from codemod.passes import PASSES
 from codemod.rewrite.hits import context_lines

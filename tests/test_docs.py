@@ -9,7 +9,7 @@ import pytest
 
 from codemod.output.docs import RULES_MD, render_all
 from codemod.run.engine import CHECK, Job, process_source
-from codemod.run.notebook import SKIPPED_CELL
+from codemod.rules.notebook import SKIPPED_CELL
 from codemod.passes.base import Options
 from codemod.model.rule import Fix
 from codemod.rules import all_rules

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from codemod.model.rule import TorchVersion
+from codemod.model.rule import Rule, TorchVersion
+from codemod.rules import REGISTRY
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,6 @@ class Row:
         return self.names[0]
 
     @property
-    def rule(self):
+    def rule(self) -> Rule:
         """The rule's fix kind, minimum torch and documentation (``codemod.rules``)."""
-        from codemod.rules import all_rules
-
-        return all_rules()[self.code]
+        return REGISTRY[self.code]

@@ -16,10 +16,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import Pass
-from codemod.rules import register
 from codemod.rules.amp import RULES
-
-register(*RULES)
 
 
 @dataclass(frozen=True)

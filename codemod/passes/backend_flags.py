@@ -28,10 +28,7 @@ from codemod import catalog
 from codemod.passes.base import Pass
 from codemod.passes.imported import IMPORTED, ImportSites, imported_names
 from codemod.model.rule import Fix
-from codemod.rules import register
 from codemod.rules.backend_flags import RULES
-
-register(*RULES)
 
 CUDA_BACKENDS = tuple(
     r.name for r in catalog.rows_of("backend_flags") if r.kind == "module"

@@ -29,7 +29,7 @@ from libcst.metadata import PositionProvider
 
 from codemod.model.lines import split_lines
 from codemod.model.diagnostic import Diagnostic
-from codemod.rewrite.names import ModuleFacts
+from codemod.passes.names import ModuleFacts
 
 # Passes import these from here; they live in codemod.model.options, which needs no libcst.
 from codemod.model.options import (

@@ -25,12 +25,8 @@ from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.cuda_only_code import cuda_only_guard_calls, is_sm_version
 from codemod.passes.cuda_only_imports import REFERENCES, CudaOnlyImports
 from codemod.passes.guards import is_cuda_test
-from codemod.rules import register
 from codemod.rules.cuda_only import RULES
 from codemod.model.rule import Fix
-
-register(*RULES)
-
 
 # Per-name advice where it says more than the rule's message (the rules are
 # REFERENCES, the catalogue's rows of this pass).

@@ -20,7 +20,7 @@ from codemod.catalog import CUDA_ONLY, PORTED, under
 from codemod.passes.base import walk
 from codemod.passes.guards import QualifiedName, availability_calls
 from codemod.passes.imported import imported_names
-from codemod.rewrite.names import dotted_name
+from codemod.passes.names import dotted_name
 
 DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
 # What the CUDA-only pass reports stays CUDA-only too: its names and modules, and

@@ -16,7 +16,7 @@ import libcst as cst
 from codemod import catalog
 from codemod.catalog import under
 from codemod.passes.imported import IMPORTED, ImportSites, imported_names
-from codemod.rewrite.names import dotted_name
+from codemod.passes.names import dotted_name
 
 # Qualified name (or prefix, at a dot) -> rule: the catalogue's rows of the pass.
 # apex is reported at its imports only, with advice per module (APEX below).

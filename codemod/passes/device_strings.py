@@ -33,10 +33,7 @@ from codemod.passes.device_positions import (
     mentions_device,
 )
 from codemod.passes.guards import AcceleratedBranches, is_binding_type
-from codemod.rules import register
 from codemod.rules.device_strings import RULES
-
-register(*RULES)
 
 # The replacement field of a str.format template: "{}", "{rank}", "{0}", "{:d}".
 _FORMAT_FIELD = re.compile(r"\{(?P<index>\d*)(?P<rest>[^{}]*)\}")

@@ -19,11 +19,7 @@ import libcst as cst
 from codemod import catalog
 from codemod.passes.base import Pass, option_name, target_name
 from codemod.passes.guards import AVAILABILITY, AcceleratedBranches, without_guards
-from codemod.rules import register
 from codemod.rules.distributed import RULES
-
-register(*RULES)
-
 
 # Callee (qualified name) -> positional index of its backend argument. Data, not code.
 BACKEND_POSITIONS: Dict[str, int] = {

@@ -25,7 +25,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Set, Tuple, Uni
 
 import libcst as cst
 
-from codemod.rewrite.names import dotted_name
+from codemod.passes.names import dotted_name
 
 AVAILABILITY = {"torch.cuda.is_available", "torch.accelerator.is_available"}
 QualifiedName = Callable[[cst.CSTNode], Optional[str]]

@@ -7,7 +7,7 @@ from typing import List, Tuple, Union
 
 import libcst as cst
 
-from codemod.rewrite.names import dotted_name
+from codemod.passes.names import dotted_name
 
 IMPORTED = (
     "imports a CUDA-only API; its uses are reported where they occur (remove the "

@@ -11,12 +11,8 @@ from codemod import catalog
 from codemod.passes.base import Pass, attribute_name
 from codemod.passes.cuda_only_code import calls_cuda_named, cuda_only_code
 from codemod.passes.guards import AcceleratedBranches, and_operands
-from codemod.rules import register
 from codemod.rules.tensor_methods import RULES
 from codemod.model.rule import Fix
-
-register(*RULES)
-
 
 # Tensor factories that take pin_memory= (DataLoader only warns, so it is left alone).
 PINNING_FACTORIES = {

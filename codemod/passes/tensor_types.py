@@ -26,11 +26,7 @@ import libcst as cst
 from codemod import catalog
 from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.guards import is_cuda_test
-from codemod.rules import register
 from codemod.rules.tensor_types import RULES
-
-register(*RULES)
-
 
 TENSOR_TYPES = catalog.TENSOR_TYPES
 # "torch.cuda.FloatTensor" written as a string, as `.type()` accepts it.

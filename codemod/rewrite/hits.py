@@ -9,7 +9,7 @@ import re
 from typing import Iterable, Optional, Pattern, Sequence, Set, Type
 
 from codemod.passes.base import Pass
-from codemod.rewrite.names import ModuleFacts
+from codemod.passes.names import ModuleFacts
 
 
 def hit_lines(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from codemod.model.lines import split_lines
 from codemod.rewrite.chunks import blocks, splice
-from codemod.rewrite.names import dotted_name
+from codemod.passes.names import dotted_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from codemod.passes.base import FileContext

@@ -46,7 +46,7 @@ from codemod.rewrite.device import place, plan
 from codemod.rewrite.device.text import binding_statement
 from codemod.rewrite.formatting import format_changed, line_map
 from codemod.rewrite.hits import context_lines, hit_lines
-from codemod.rewrite.names import ModuleFacts
+from codemod.passes.names import ModuleFacts
 from codemod.rewrite.pieces import changed_pieces
 from codemod.rewrite.positions import LazyMetadata
 from codemod.rewrite.traversal import SharedTraversal, outside

@@ -1,34 +1,52 @@
-"""The rule registry.
+"""The rule registry: every rule, declared once as data in its family's module.
 
-Every rule is declared once, as data, next to the pass that implements it
-(``codemod/passes/<pass>.py``). Importing :mod:`codemod.passes` fills the registry.
+A family module defines ``RULES`` and nothing else runs when it is imported; the
+registry below lists the families explicitly. Passes look their rules up here by
+code; documentation, configuration and the command line read the same table.
 """
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Iterable
 
 from codemod.model.rule import Rule
-
-# How a documented example's rewrite starts when it needs the device binding: each
-# example is a whole program, rewritten by the tests (tests/test_docs.py).
-EXAMPLE_BINDING = (
-    "import torch\n\nDEVICE = (\n    torch.accelerator.current_accelerator("
-    'check_available=True) or torch.device("cpu")\n)\n\n'
+from codemod.rules import (
+    amp,
+    backend_flags,
+    cuda_only,
+    device_strings,
+    distributed,
+    notebook,
+    runtime,
+    tensor_methods,
+    tensor_types,
 )
 
-REGISTRY: Dict[str, Rule] = {}
+FAMILIES = (
+    device_strings,
+    tensor_methods,
+    runtime,
+    tensor_types,
+    amp,
+    distributed,
+    backend_flags,
+    cuda_only,
+    notebook,
+)
 
 
-def register(*rules: Rule) -> None:
+def _registry(rules: Iterable[Rule]) -> Dict[str, Rule]:
+    found: Dict[str, Rule] = {}
     for rule in rules:
-        if rule.code in REGISTRY:
-            raise ValueError(f"rule {rule.code} registered twice")
-        REGISTRY[rule.code] = rule
+        if rule.code in found:
+            raise ValueError(f"rule {rule.code} declared twice")
+        found[rule.code] = rule
+    return dict(sorted(found.items()))
+
+
+REGISTRY: Dict[str, Rule] = _registry(r for f in FAMILIES for r in f.RULES)
 
 
 def all_rules() -> Dict[str, Rule]:
-    import codemod.run.notebook  # noqa: F401  (registers TP990, skipped notebook cells)
-    import codemod.passes  # noqa: F401  (registers every pass's rules)
-
-    return dict(sorted(REGISTRY.items()))
+    """Every rule by code, in code order."""
+    return dict(REGISTRY)

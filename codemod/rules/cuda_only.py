@@ -7,7 +7,7 @@ The pass that finds and rewrites their sites is ``codemod.passes.cuda_only``.
 from __future__ import annotations
 
 from codemod.model.rule import Fix, Rule
-from codemod.rules import EXAMPLE_BINDING
+from codemod.rules.examples import EXAMPLE_BINDING
 
 RULES = (
     Rule(

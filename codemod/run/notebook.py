@@ -30,8 +30,8 @@ from codemod import catalog
 from codemod.rewrite import grammar
 from codemod.rewrite.linediff import unified_diff
 from codemod.run.results import DIFF, WRITE, FileResult, Job
-from codemod.model.rule import Fix, Rule
-from codemod.rules import register
+from codemod.model.rule import Fix
+from codemod.rules.notebook import SKIPPED_CELL
 from codemod.model.text import one_line as _one_line
 
 _DECODER = json.JSONDecoder()
@@ -48,22 +48,6 @@ _MAGIC_LINE = re.compile(
 # Cell magics whose body is Python that IPython runs: the body is rewritten.
 _PREFILTER = catalog.prefilter()  # as the engine's: a cell that may pick CUDA
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
-SKIPPED_CELL = Rule(
-    "TP990",
-    "notebook-cell-skipped",
-    "a `%%{magic}` cell is not Python: torchport leaves it as it is; port its CUDA"
-    " use by hand",
-    Fix.NONE,
-    None,
-    what="Reports a notebook cell that starts with a cell magic whose body is not"
-    " Python (`%%bash`, `%%writefile`, ...) and mentions CUDA.",
-    why="torchport rewrites Python only; the cell may still pick CUDA when the"
-    " notebook runs elsewhere.",
-    before="%%bash\npython train.py --device cuda",
-    after="%%bash\npython train.py --device cuda  # noqa: TP990",
-    safety="No fix.",
-)
-register(SKIPPED_CELL)
 
 
 @dataclass

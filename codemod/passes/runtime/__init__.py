@@ -28,9 +28,5 @@ Every choice was checked on CPU PyTorch 2.13:
 """
 
 from codemod.passes.runtime.dispatch import CudaRuntime
-from codemod.rules import register
-from codemod.rules.runtime import RULES
-
-register(*RULES)
 
 __all__ = ["CudaRuntime"]

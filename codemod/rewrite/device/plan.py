@@ -15,7 +15,7 @@ from codemod.passes.base import FileContext
 from codemod.rewrite.chunks import Chunk
 from codemod.rewrite.device.place import functions, optional_torch_import
 from codemod.rewrite.device.text import DeviceImport
-from codemod.rewrite.names import ModuleFacts
+from codemod.passes.names import ModuleFacts
 
 
 def _is_str(node: ast.AST, value: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from codemod.model.options import ACCELERATOR_TORCH
 from codemod.model.rule import Fix, Rule, TorchVersion
-from codemod.rules import EXAMPLE_BINDING
+from codemod.rules.examples import EXAMPLE_BINDING
 
 DEVICE_INDEX_TORCH: TorchVersion = (2, 8)  # torch.accelerator.device_index
 

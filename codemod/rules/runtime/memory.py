@@ -5,7 +5,7 @@ the family)."""
 from __future__ import annotations
 
 from codemod.model.rule import Fix, Rule, TorchVersion
-from codemod.rules import EXAMPLE_BINDING
+from codemod.rules.examples import EXAMPLE_BINDING
 
 OOM_ERROR_TORCH: TorchVersion = (2, 5)  # torch.OutOfMemoryError
 MEMORY_TORCH: TorchVersion = (2, 9)  # torch.accelerator memory statistics

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from codemod.model.options import ACCELERATOR_TORCH
 from codemod.model.rule import Fix, Rule
-from codemod.rules import EXAMPLE_BINDING
+from codemod.rules.examples import EXAMPLE_BINDING
 
 RULES = (
     Rule(
