@@ -1,4 +1,9 @@
-"""Discovery of the golden fixtures: fixtures/<pass>/<case>.before.py and .after.py.
+"""Discovery of the golden fixtures: fixtures/<folder>/<case>.before.py and .after.py.
+
+A rule's fixtures are in a folder named by its code (fixtures/TP301/, as Ruff names
+its fixtures); the pass that owns the rule comes from the catalogue. The other
+folders hold what is no single rule's: the device binding, formatting, f-strings,
+notebooks, end-to-end training programs and whole programs (fixtures/programs/).
 
 A fixture may start with a comment line ``# fixture-options: --target-torch 2.5
 --unsafe-fixes --device-name DEV`` to run the case with other options.
@@ -7,6 +12,7 @@ A fixture may start with a comment line ``# fixture-options: --target-torch 2.5
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -25,6 +31,16 @@ def before_files() -> List[Path]:
     return sorted(p for p in FIXTURES.glob("*/*.before.py") if p.parent != PROGRAMS)
 
 
+RULE_FOLDER = re.compile(r"TP\d{3}")
+
+
+def rule_fixtures(pattern: str = "*.before.py") -> List[Path]:
+    """The fixtures in the folders named by a rule code."""
+    return sorted(
+        p for p in FIXTURES.glob(f"*/{pattern}") if RULE_FOLDER.fullmatch(p.parent.name)
+    )
+
+
 def program_files() -> List[Path]:
     """fixtures/programs/<name>.before.py and the style goldens under style/."""
     return sorted(PROGRAMS.glob("*.before.py")) + sorted(
@@ -34,7 +50,7 @@ def program_files() -> List[Path]:
 
 def case_id(before: Path) -> str:
     folder = before.parent.relative_to(FIXTURES).as_posix()
-    return f"{folder}/{before.name[: -len('.before.py')]}"
+    return f"{folder}/{before.name.split('.before.', 1)[0]}"
 
 
 def after_of(before: Path) -> Path:

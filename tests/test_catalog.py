@@ -16,7 +16,7 @@ from codemod.passes import PASSES
 from codemod.passes.base import Options
 from codemod.rules import all_rules
 from codemod.rewrite.pipeline import rewrite_source
-from tests.fixture_cases import FIXTURES, before_files, case_id
+from tests.fixture_cases import case_id, rule_fixtures
 from tests.test_fixtures import _rewrite
 
 # A pass in a package of its own names its catalogue owner.
@@ -135,35 +135,37 @@ def test_names_left_to_other_passes_are_theirs():
 
 
 # -- fixtures carry the code they exercise -------------------------------------------
-# A pass's fixtures are in fixtures/<pass>; the CUDA-only pass's folder keeps its
-# first name.
-FIXTURE_OWNERS = {**OWNERS, "report_only": OWNERS["cuda_only"]}
-PASS_FIXTURES = [b for b in before_files() if b.parent.name in FIXTURE_OWNERS]
-FIXTURE_NAME = re.compile(r"(TP\d{3})_[a-z0-9_]+\.before\.py")
-NOTEBOOK_FIXTURES = sorted((FIXTURES / "notebooks").glob("TP*_*.before.ipynb"))
+# fixtures/TPxxx/<case>: the pass that owns TPxxx is the one whose catalogue rows
+# carry the code (TP990, the notebook rule, has no row: its fixtures are notebooks).
+OWNER_OF_CODE = {row.code: OWNERS[row.owner] for row in catalog.ROWS}
+PASS_FIXTURES = rule_fixtures()
+NOTEBOOK_FIXTURES = rule_fixtures("*.before.ipynb")
 
 
-def test_every_rule_has_a_fixture_named_by_its_code():
-    named = {FIXTURE_NAME.fullmatch(b.name).group(1) for b in PASS_FIXTURES}
-    named |= {b.name.split("_", 1)[0] for b in NOTEBOOK_FIXTURES}
+def test_every_rule_has_a_fixture_in_its_folder():
+    named = {b.parent.name for b in PASS_FIXTURES + NOTEBOOK_FIXTURES}
     without = [code for code in all_rules() if code not in named]
     assert without == [], "rules without a fixture"
 
 
-@pytest.mark.parametrize("before", NOTEBOOK_FIXTURES, ids=lambda b: b.name)
-def test_a_notebook_fixture_gives_the_code_it_is_named_by(before):
+def test_every_fixture_folder_is_a_rule():
+    folders = {b.parent.name for b in PASS_FIXTURES + NOTEBOOK_FIXTURES}
+    assert folders <= set(all_rules())
+
+
+@pytest.mark.parametrize("before", NOTEBOOK_FIXTURES, ids=case_id)
+def test_a_notebook_fixture_gives_the_code_of_its_folder(before):
     result = process_source(before.name, before.read_bytes(), Job(CHECK, Options()))
-    assert before.name.split("_", 1)[0] in {d.code for d in result.diagnostics}
+    assert before.parent.name in {d.code for d in result.diagnostics}
 
 
 @pytest.mark.parametrize("before", PASS_FIXTURES, ids=case_id)
-def test_a_fixture_name_carries_a_code_of_its_pass(before):
-    match = FIXTURE_NAME.fullmatch(before.name)
-    assert match, f"{before.name}: name it TPxxx_<case>.before.py"
-    code = match.group(1)
-    codes = {r.code for r in FIXTURE_OWNERS[before.parent.name].RULES}
+def test_a_fixture_gives_the_code_of_its_folder(before):
+    code = before.parent.name
+    assert code in OWNER_OF_CODE, f"{code}: no catalogue row names its pass"
+    codes = {r.code for r in OWNER_OF_CODE[code].RULES}
     assert code in codes
     result = _rewrite(before.read_text(encoding="utf-8"))
     emitted = {d.code for d in result.diagnostics} & codes
     # A fixture without any site of its pass shows what the rule leaves alone.
-    assert code in emitted or not emitted, f"{before.name} never gives {code}"
+    assert code in emitted or not emitted, f"{case_id(before)} never gives {code}"

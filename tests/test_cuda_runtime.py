@@ -13,14 +13,17 @@ from codemod.passes.runtime.shapes import SHAPES, shape_of
 from codemod.passes.runtime.tables import API, METHODS
 from codemod.rules.runtime import RULES
 from codemod.rewrite.pipeline import rewrite_source
-from tests.fixture_cases import FIXTURES, options_of
+from tests.fixture_cases import options_of, rule_fixtures
 
-FIXTURE_DIR = FIXTURES / "cuda_runtime"
+# The fixtures of the runtime pass's rules (fixtures/TP3xx/).
+RUNTIME_FIXTURES = [
+    p for p in rule_fixtures() if p.parent.name in {rule.code for rule in RULES}
+]
 CPU = torch.device("cpu")
 
 
 def _fixture_text() -> str:
-    return "\n".join(p.read_text() for p in sorted(FIXTURE_DIR.glob("*.before.py")))
+    return "\n".join(p.read_text() for p in RUNTIME_FIXTURES)
 
 
 def _resolve(template: str):
@@ -42,7 +45,7 @@ def test_every_rewritten_row_has_a_fixture():
 
 def test_every_rule_fires_in_some_fixture():
     seen = set()
-    for before in FIXTURE_DIR.glob("*.before.py"):
+    for before in RUNTIME_FIXTURES:
         source = before.read_text()
         seen.update(
             d.code for d in rewrite_source(source, options_of(source)).diagnostics

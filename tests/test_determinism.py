@@ -2,7 +2,7 @@
 
 A pass once keyed nodes it built by ``id()``; a node freed during the traversal could
 lend its id to a new one, which then passed for a ``DEVICE.type`` (seen with
-PYTHONHASHSEED=16 on ``TP102_format_template_fields``). Every fixture is rewritten
+PYTHONHASHSEED=16 on ``TP102/format_template_fields``). Every fixture is rewritten
 under several seeds in fresh interpreters.
 """
 

@@ -14,9 +14,11 @@ import pytest
 from codemod.run.engine import CHECK, WRITE, Job, process_source
 from codemod.passes.base import Options
 from tests.cli_helpers import run_cli
-from tests.fixture_cases import FIXTURES
+from tests.fixture_cases import FIXTURES, rule_fixtures
 
-CASES = sorted((FIXTURES / "notebooks").glob("*.before.ipynb"))
+CASES = sorted((FIXTURES / "notebooks").glob("*.before.ipynb")) + rule_fixtures(
+    "*.before.ipynb"
+)
 
 
 def after_of(before: Path) -> Path:

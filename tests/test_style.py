@@ -182,7 +182,7 @@ def test_black_keeps_the_binding_as_torchport_lays_it_out(target, line_length):
 GUARD = ast.unparse(ast.parse('DEVICE.type != "cpu"', mode="eval").body)
 # case -> why a duplicated call receiver is kept there.
 DUPLICATED_RECEIVERS_KEPT = {
-    "tensor_methods/TP203_pin_call_receiver": "the name a binding would take is "
+    "TP203/pin_call_receiver": "the name a binding would take is "
     "taken (the fixture's `stack`), so the receiver stays where it is",
 }
 
