@@ -13,12 +13,7 @@ from typing import List, Optional, Sequence
 import click
 
 from codemod import __version__
-from codemod.config.settings import (
-    ConfigError,
-    either,
-    git_info_exclude,
-    resolve_options,
-)
+from codemod.config.settings import ConfigError, resolve_options
 from codemod.output.diagnostics import (
     RENDERERS,
     Findings,
@@ -30,16 +25,11 @@ from codemod.output.diagnostics import (
 from codemod.model.diagnostic import fails
 from codemod.model.options import Options
 from codemod.model.text import printable, printable_path
-from codemod.run.engine import (
-    CHECK,
-    DIFF,
-    WRITE,
-    FileResult,
-    Job,
-    discover,
-    process_source,
-    run,
-)
+from codemod.run.files import files_to_process
+from codemod.run.job import CHECK, DIFF, WRITE, FileResult, Job
+from codemod.run.pool import run
+from codemod.run.prefilter import needs_parsing
+from codemod.run.process import process_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, like a shell
@@ -274,7 +264,7 @@ def _run_command(
         )
         sys.exit(EXIT_ERROR)
     with _interruptible():
-        files, errors = _files(paths, settings)
+        files, errors = files_to_process(paths, settings.exclude)
         before = _snapshot(files) if report_file is not None and mode == WRITE else None
         results = _run(files, job, jobs, progress=_wants_progress(len(files), quiet))
     code = _report(results, errors, view)
@@ -295,20 +285,8 @@ def _settings(where, flags):
         sys.exit(EXIT_ERROR)
 
 
-def _files(paths, settings):
-    """Files to process: folders walked, .gitignore and .git/info/exclude honoured,
-    and ``exclude`` applied to named files too (as pre-commit names them)."""
-    walk_exclude = either(settings.exclude, git_info_exclude(paths))
-    files, errors = discover(paths, exclude=walk_exclude, extensions=EXTENSIONS)
-    if settings.exclude is not None:
-        files = [f for f in files if not settings.exclude(f, False)]
-    return files, errors
-
-
 def _snapshot(files) -> dict:
     """The bytes of the files a rewrite may change, for the report's diffs."""
-    from codemod.run.engine import needs_parsing
-
     kept = {}
     for path in files:
         try:
@@ -324,7 +302,7 @@ def _snapshot(files) -> dict:
 def _interruptible():
     """Ctrl-C and SIGTERM: stop the workers, say so in one line, exit 130 / 143.
 
-    Every file is then untouched or completely rewritten (engine.write_atomic).
+    Every file is then untouched or completely rewritten (``io.write_atomic``).
     """
 
     def terminated(signum, frame):
@@ -348,7 +326,6 @@ def _interruptible():
         signal.signal(signal.SIGTERM, previous)
 
 
-EXTENSIONS = (".py", ".ipynb")
 PROGRESS_MIN_FILES = 50
 
 
@@ -697,7 +674,7 @@ def report_command(paths, output, **options) -> None:
     settings = _settings(paths, flags)
     job = Job(DIFF, settings.options, settings.format, settings.per_file)
     with _interruptible():
-        files, errors = _files(paths, settings)
+        files, errors = files_to_process(paths, settings.exclude)
         results = _run(files, job, options["jobs"], _wants_progress(len(files), False))
     data = write_report(output, results, errors, DIFF, settings, None)
     for line in errors + [r.error for r in results if r.error]:

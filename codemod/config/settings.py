@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from codemod.model.options import DEFAULT_TARGET_TORCH, Options
 from codemod.model.rule import Selection, TorchVersion, parse_version
+from codemod.run.files import Globs, exclude_globs
 
 
 def _toml():
@@ -472,40 +473,13 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
     return Settings(
         options,
         bool(pick("format", True)),
-        _exclude(root, table),
+        exclude_globs(
+            root, [*table.get("exclude", []), *table.get("extend-exclude", [])]
+        ),
         root,
         target_source,
         per_file,
     )
-
-
-class _Globs:
-    """Gitignore-style patterns, matched against paths relative to ``root``.
-
-    Picklable (it travels to the worker processes); compiled on first use.
-    """
-
-    def __init__(self, root: Path, patterns: Iterable[str]) -> None:
-        self.root = root
-        self.patterns = list(patterns)
-        self._spec = None
-
-    def __getstate__(self):
-        return {"root": self.root, "patterns": self.patterns, "_spec": None}
-
-    def __call__(self, path: Path, is_dir: bool = False) -> bool:
-        if self._spec is None:
-            import pathspec
-
-            self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
-        try:
-            relative = Path(os.path.abspath(path)).relative_to(self.root).as_posix()
-        except ValueError:
-            try:
-                relative = path.resolve().relative_to(self.root).as_posix()
-            except ValueError:
-                return False
-        return self._spec.match_file(relative + "/" if is_dir else relative)
 
 
 class _FileSelection(Selection):
@@ -529,7 +503,7 @@ class PerFileOptions:
     ) -> None:
         self.options = options
         self.entries = [
-            (_Globs(root, [pattern]), codes) for pattern, codes in table.items()
+            (Globs(root, [pattern]), codes) for pattern, codes in table.items()
         ]
 
     def __call__(self, path: Path) -> Options:
@@ -554,45 +528,3 @@ def _check_black_config(paths: List[str]) -> None:
         black_mode(first)
     except BlackConfigError as error:
         raise ConfigError(str(error)) from None
-
-
-def _exclude(root: Optional[Path], table: Dict[str, Any]) -> Optional[_Globs]:
-    patterns = list(table.get("exclude", [])) + list(table.get("extend-exclude", []))
-    if not patterns or root is None:
-        return None
-    return _Globs(root, patterns)
-
-
-def git_info_exclude(paths: Iterable[str]) -> Optional[_Globs]:
-    """The patterns of ``.git/info/exclude`` of the repository holding ``paths``:
-    git ignores them like .gitignore, so folder walks skip them too."""
-    for raw in list(paths)[:1]:
-        start = Path(raw).resolve()
-        for directory in [start, *start.parents]:
-            info = directory / ".git" / "info" / "exclude"
-            if (directory / ".git").exists():
-                try:
-                    lines = info.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    return None
-                patterns = [line for line in lines.splitlines() if line.strip()]
-                return _Globs(directory, patterns) if patterns else None
-    return None
-
-
-def either(*excludes):
-    """One exclude callable from several (None entries skipped)."""
-    present = [e for e in excludes if e is not None]
-    if not present:
-        return None
-    if len(present) == 1:
-        return present[0]
-    return _Either(present)
-
-
-class _Either:
-    def __init__(self, excludes) -> None:
-        self.excludes = excludes
-
-    def __call__(self, path: Path, is_dir: bool = False) -> bool:
-        return any(e(path, is_dir) for e in self.excludes)

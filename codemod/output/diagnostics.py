@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Optional
 
 from codemod.model.text import printable, printable_path
 
-WRITE, CHECK, DIFF = "write", "check", "diff"  # as codemod.run.engine
+WRITE, CHECK, DIFF = "write", "check", "diff"  # as codemod.run.job
 
 
 @dataclass(frozen=True)

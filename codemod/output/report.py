@@ -145,8 +145,8 @@ def collect(results, errors: Sequence[str], mode: str, settings, before) -> Repo
     ``before`` maps path -> original bytes when the run rewrote files (their diffs
     are made here); a preview run (diff mode) brings its own diffs.
     """
-    from codemod.run.engine import WRITE
     from codemod.model.rule import format_version
+    from codemod.run.job import WRITE
 
     problems = [p for line in errors for p in problems_of(line.split(": ")[0], line)]
     problems += [p for r in results if r.error for p in problems_of(r.path, r.error)]

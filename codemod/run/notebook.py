@@ -26,10 +26,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from codemod import catalog
 from codemod.rewrite import grammar
 from codemod.rewrite.linediff import unified_diff
-from codemod.run.results import DIFF, WRITE, FileResult, Job
+from codemod.run.job import DIFF, WRITE, FileResult, Job
+from codemod.run.prefilter import PREFILTER
 from codemod.model.rule import Fix, Rule
 from codemod.rules import register
 from codemod.model.text import one_line as _one_line
@@ -46,7 +46,6 @@ _MAGIC_LINE = re.compile(
 
 
 # Cell magics whose body is Python that IPython runs: the body is rewritten.
-_PREFILTER = catalog.prefilter()  # as the engine's: a cell that may pick CUDA
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
 SKIPPED_CELL = Rule(
     "TP990",
@@ -209,7 +208,7 @@ def _code_cells(cells: list):
         magic = _cell_magic(text)
         if magic is not None and magic not in PYTHON_CELL_MAGICS:
             # Not Python: left alone, and reported if it may pick CUDA.
-            if _PREFILTER.matches(text.encode("utf-8", "replace")) and not re.search(
+            if PREFILTER.matches(text.encode("utf-8", "replace")) and not re.search(
                 r"#\s*noqa(?!:)|#\s*noqa:[^\n]*\bTP990\b", text
             ):
                 first = text.lstrip().split("\n", 1)[0]
