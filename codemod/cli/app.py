@@ -13,7 +13,8 @@ from typing import List, Optional, Sequence
 import click
 
 from codemod import __version__
-from codemod.config.settings import ConfigError, resolve_options
+from codemod.config.pyproject import ConfigError
+from codemod.config.settings import resolve_options
 from codemod.output.diagnostics import (
     RENDERERS,
     Findings,
