@@ -15,14 +15,9 @@ import click
 from codemod import __version__
 from codemod.config.pyproject import ConfigError
 from codemod.config.settings import resolve_options
-from codemod.output.diagnostics import (
-    RENDERERS,
-    Findings,
-    edits_of,
-    plural,
-    problems_of,
-    render_fixes,
-)
+from codemod.output.findings import Findings, edits_of, plural, problems_of
+from codemod.output.formats import RENDERERS
+from codemod.output.text import render_fixes
 from codemod.model.diagnostic import fails
 from codemod.model.options import Options
 from codemod.model.text import printable, printable_path
