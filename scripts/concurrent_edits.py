@@ -9,7 +9,7 @@ Usage::
 Two measurements, on a file in a temporary folder:
 
 ``provoked edits``  each trial reads the file as torchport does, rewrites it, and
-                    calls ``engine.write_atomic``, while another process edits the
+                    calls ``io.write_atomic``, while another process edits the
                     file in place once, at a random moment of the write (from the
                     start of ``write_atomic`` to just after the rename; the length
                     of that span is measured first). Afterwards the file must hold
@@ -38,7 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codemod.run import engine  # noqa: E402
+from codemod.run import process  # noqa: E402
+from codemod.run.io import FileChangedError, read_regular, write_atomic  # noqa: E402
+from codemod.run.job import WRITE, Job  # noqa: E402
 from codemod.passes.base import Options  # noqa: E402
 
 SOURCE = "import torch\n\nx = torch.ones(2).cuda()\nn = 0  # edit 000000\n"
@@ -50,9 +52,9 @@ def _prepare(target: Path):
     # another mtime even where the file system counts time in coarse ticks.
     hour_ago = time.time_ns() - 3600 * 10**9
     os.utime(target, ns=(hour_ago, hour_ago))
-    data, before = engine.read_regular(target)
-    job = engine.Job(engine.WRITE, Options(), False)
-    output = engine.process_source(str(target), data, job, target).output
+    data, before = read_regular(target)
+    job = Job(WRITE, Options(), False)
+    output = process.process_source(str(target), data, job, target).output
     return data, before, output
 
 
@@ -80,7 +82,7 @@ def _write_span(target: Path, repeats: int = 50) -> float:
     for _ in range(repeats):
         data, before, output = _prepare(target)
         started = time.perf_counter()
-        engine.write_atomic(target, output, data, before)
+        write_atomic(target, output, data, before)
         spans.append(time.perf_counter() - started)
     return statistics.median(spans)
 
@@ -121,9 +123,9 @@ def provoked(folder: Path, trials: int):
             delays.put(random.uniform(0, span * 1.2))
             go.set()
             try:
-                engine.write_atomic(target, output, data, before)
+                write_atomic(target, output, data, before)
                 written = True
-            except engine.FileChangedError:
+            except FileChangedError:
                 written = False
             done.wait()
             opened, wrote = log.get()
@@ -162,7 +164,7 @@ def window(folder: Path, timings: int):
         spans = []
         for _ in range(timings):
             data, before, output = _prepare(target)
-            engine.write_atomic(target, output, data, before)
+            write_atomic(target, output, data, before)
             spans.append((marks["renamed"] - marks["check"]) / 1000)
     finally:
         os.lstat, os.replace = real_lstat, real_replace

@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from codemod.run.engine import decode, needs_parsing  # noqa: E402
+from codemod.run.io import decode  # noqa: E402
+from codemod.run.prefilter import needs_parsing  # noqa: E402
 from codemod.rewrite.formatting import black_mode  # noqa: E402
 from codemod.model.options import Options  # noqa: E402
 from codemod.rewrite.pipeline import RewriteError, rewrite_source  # noqa: E402

@@ -90,7 +90,8 @@ def test_a_one_file_run_lays_out_through_the_helper(tmp_path):
     script = textwrap.dedent("""
         import sys
         from pathlib import Path
-        from codemod.run.engine import WRITE, Job, run
+        from codemod.run.job import WRITE, Job
+        from codemod.run.pool import run
         from codemod.model.options import Options
         [result] = run([Path("train.py")], Job(WRITE, Options(), True), jobs=1)
         print(result.changed, "black" in sys.modules)

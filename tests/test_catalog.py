@@ -10,7 +10,9 @@ import torch
 
 from codemod import catalog
 from codemod.output import docs
-from codemod.run.engine import CHECK, PREFILTER, Job, process_source
+from codemod.run.job import CHECK, Job
+from codemod.run.prefilter import PREFILTER, Prefilter
+from codemod.run.process import process_source
 from codemod.rules.notebook import SKIPPED_CELL
 from codemod.passes import PASSES
 from codemod.passes.base import Options
@@ -73,7 +75,7 @@ def test_pass_triggers_are_the_catalogues(owner):
 
 
 def test_prefilter_is_the_catalogues():
-    assert PREFILTER.pattern == catalog.prefilter().pattern
+    assert PREFILTER.pattern == Prefilter(catalog.triggers()).pattern
     for row in catalog.ROWS:
         for name in row.names:
             if catalog.trigger_of(row.owner).search(name):

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from codemod.run import engine
+from codemod.run import pool, process
+from codemod.run.io import FileChangedError, read_regular, write_atomic
+from codemod.run.job import WRITE, Job
 from codemod.passes.base import Options
 from tests.cli_helpers import ROOT, run_cli
 
@@ -27,8 +29,8 @@ n = 0  # file 0
 
 
 def _rewrite() -> bytes:
-    job = engine.Job(engine.WRITE, Options(), True)
-    return engine.process_source("f.py", TEMPLATE.encode(), job, None).output
+    job = Job(WRITE, Options(), True)
+    return process.process_source("f.py", TEMPLATE.encode(), job, None).output
 
 
 def _env():
@@ -141,9 +143,9 @@ def test_memory_stays_bounded_on_20000_files(tmp_path):
 
 # -- a file that changes between the last check and the rename ---------------------
 def _read_for_write(target: Path):
-    data, before = engine.read_regular(target)
-    job = engine.Job(engine.WRITE, Options(), False)
-    output = engine.process_source(str(target), data, job, target).output
+    data, before = read_regular(target)
+    job = Job(WRITE, Options(), False)
+    output = process.process_source(str(target), data, job, target).output
     return data, before, output
 
 
@@ -164,8 +166,8 @@ def test_edit_just_before_the_rename_is_not_lost(tmp_path, monkeypatch):
         return real_lstat(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "lstat", edit_then_lstat)
-    with pytest.raises(engine.FileChangedError):
-        engine.write_atomic(target, output, data, before)
+    with pytest.raises(FileChangedError):
+        write_atomic(target, output, data, before)
     assert target.read_text() == edited
     assert [p.name for p in tmp_path.iterdir()] == ["train.py"]
 
@@ -179,8 +181,8 @@ def test_file_replaced_by_another_with_the_same_bytes_is_not_overwritten(tmp_pat
     other.write_text(TEMPLATE)
     os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
     os.replace(other, target)
-    with pytest.raises(engine.FileChangedError):
-        engine.write_atomic(target, output, data, before)
+    with pytest.raises(FileChangedError):
+        write_atomic(target, output, data, before)
     assert target.read_text() == TEMPLATE
 
 
@@ -193,10 +195,10 @@ def test_a_file_another_run_is_replacing_is_left_to_it(tmp_path):
     data, before, output = _read_for_write(target)
     with open(target, "rb") as holder:
         fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
-        with pytest.raises(engine.FileChangedError):
-            engine.write_atomic(target, output, data, before)
+        with pytest.raises(FileChangedError):
+            write_atomic(target, output, data, before)
     assert target.read_text() == TEMPLATE
-    engine.write_atomic(target, output, data, before)  # free again: written
+    write_atomic(target, output, data, before)  # free again: written
     assert target.read_bytes() == output
 
 
@@ -207,8 +209,8 @@ def test_file_swapped_for_a_link_after_discovery_is_not_followed(tmp_path):
     tree.mkdir()
     target = tree / "train.py"
     target.symlink_to(outside)  # was a file when the folder was walked
-    job = engine.Job(engine.WRITE, Options(), False)
-    [result] = engine.run([target], job, jobs=1)
+    job = Job(WRITE, Options(), False)
+    [result] = pool.run([target], job, jobs=1)
     assert result.error == f"{target}: is a symbolic link (not followed); not read"
     assert outside.read_text() == TEMPLATE
 
@@ -216,9 +218,9 @@ def test_file_swapped_for_a_link_after_discovery_is_not_followed(tmp_path):
 def test_file_swapped_for_a_pipe_after_discovery_does_not_block(tmp_path):
     target = tmp_path / "train.py"
     os.mkfifo(target)  # opening a pipe for reading waits for a writer
-    job = engine.Job(engine.WRITE, Options(), False)
+    job = Job(WRITE, Options(), False)
     results = []
-    worker = threading.Thread(target=lambda: results.extend(engine.run([target], job)))
+    worker = threading.Thread(target=lambda: results.extend(pool.run([target], job)))
     worker.daemon = True
     worker.start()
     worker.join(120)  # a bound on a hang, not on speed: the run takes milliseconds

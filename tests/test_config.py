@@ -7,11 +7,8 @@ import textwrap
 
 import pytest
 
-from codemod.config.settings import (
-    declared_torch,
-    resolve_options,
-    torch_floor,
-)
+from codemod.config.requirements import declared_torch, torch_floor
+from codemod.config.settings import resolve_options
 from tests.cli_helpers import run_cli
 
 

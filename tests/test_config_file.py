@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codemod.config.settings import ConfigError, resolve_options
+from codemod.config.pyproject import ConfigError
+from codemod.config.settings import resolve_options
 from tests.cli_helpers import run_cli
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"

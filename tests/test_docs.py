@@ -8,7 +8,8 @@ import black
 import pytest
 
 from codemod.output.docs import RULES_MD, render_all
-from codemod.run.engine import CHECK, Job, process_source
+from codemod.run.job import CHECK, Job
+from codemod.run.process import process_source
 from codemod.rules.notebook import SKIPPED_CELL
 from codemod.passes.base import Options
 from codemod.model.rule import Fix

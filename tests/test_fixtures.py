@@ -8,7 +8,7 @@ import functools
 import black
 import pytest
 
-from codemod.output.diagnostics import render_text
+from codemod.output.text import render_text
 from codemod.rewrite.pipeline import rewrite_source
 from tests.fixture_cases import (
     after_of,

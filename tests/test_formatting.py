@@ -10,7 +10,8 @@ import textwrap
 import black
 import pytest
 
-from codemod.run.engine import WRITE, Job, process_source
+from codemod.run.job import WRITE, Job
+from codemod.run.process import process_source
 from codemod.rewrite.formatting import black_mode, line_map
 from codemod.passes.base import Options
 from codemod.rewrite.pipeline import rewrite_source
@@ -220,7 +221,8 @@ def test_black_is_imported_only_when_it_runs(tmp_path):
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from codemod.run.engine import CHECK, Job, process_file\n"
+        "from codemod.run.job import CHECK, Job\n"
+        "from codemod.run.process import process_file\n"
         "from codemod.model.options import Options\n"
         "job = Job(CHECK, Options(), True)\n"
         "for name in sys.argv[1:]:\n"

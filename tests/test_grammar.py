@@ -10,7 +10,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemod.rewrite import grammar
-from codemod.run.engine import CHECK, WRITE, Job, process_source
+from codemod.run.job import CHECK, WRITE, Job
+from codemod.run.process import process_source
 from codemod.model.options import Options
 
 # PEP 695 (generics, type aliases; Python 3.12) and PEP 701 (f-strings that reuse

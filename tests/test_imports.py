@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from codemod.config.settings import ConfigError, read_table
+from codemod.config.pyproject import ConfigError, read_table
 from codemod.rewrite.device.text import DeviceImport
 from codemod.model.options import Options
 from codemod.rewrite.pipeline import rewrite_source

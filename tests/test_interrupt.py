@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from codemod.run import engine
+from codemod.run import process
+from codemod.run.io import TEMP_SUFFIX, write_atomic
+from codemod.run.job import WRITE, Job
 from codemod.passes.base import Options
 from tests.cli_helpers import ROOT
 
@@ -39,8 +41,8 @@ marker = 0  # file 0
 
 
 def _expected() -> bytes:
-    job = engine.Job(engine.WRITE, Options(), True)
-    result = engine.process_source("f.py", TEMPLATE.encode(), job, None)
+    job = Job(WRITE, Options(), True)
+    result = process.process_source("f.py", TEMPLATE.encode(), job, None)
     assert result.changed and result.error is None
     return result.output
 
@@ -70,15 +72,15 @@ BLOCKED = "f200.py"
 SCRIPT = f"""
 import os, sys, time
 from pathlib import Path
-from codemod.run import engine
-real = engine.process_file
+from codemod.run import pool
+real = pool.process_file
 def process_file(path, job):
     if Path(path).name == {BLOCKED!r}:
         Path(os.environ["TORCHPORT_TEST_BLOCKED"]).write_text("")
         while True:
             time.sleep(3600)
     return real(path, job)
-engine.process_file = process_file
+pool.process_file = process_file
 from codemod.cli import main
 sys.argv[0] = "torchport"
 main()
@@ -206,7 +208,7 @@ def test_sigkill_mid_run(tmp_path):
     assert 0 < len(rewritten) < FILES
     # A temporary file may survive SIGKILL: hidden, and never a .py a user commits.
     for name in _leftovers(root):
-        assert name.startswith(".") and name.endswith(engine.TEMP_SUFFIX), name
+        assert name.startswith(".") and name.endswith(TEMP_SUFFIX), name
         assert not name.endswith(".py")
 
 
@@ -221,6 +223,6 @@ def test_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fsync", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        engine.write_atomic(target, b"new", b"old", before)
+        write_atomic(target, b"new", b"old", before)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.py"]
     assert target.read_bytes() == b"old"

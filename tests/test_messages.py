@@ -55,16 +55,17 @@ def test_bad_black_setting_does_not_matter_without_formatting(tmp_path):
 EARLY_STOP = """
 import os, signal, sys
 from pathlib import Path
-from codemod.run import engine
+from codemod.run import pool
+from codemod.run.job import CHECK, Job
 from codemod.passes.base import Options
 
-real = engine._init_worker
+real = pool._init_worker
 
 def stopped_at_once(parent):
     os.kill(os.getpid(), signal.SIGTERM)
     real(parent)
 
-engine._init_worker = stopped_at_once
+pool._init_worker = stopped_at_once
 
 def terminated(signum, frame):  # as the command line stops on SIGTERM
     raise SystemExit(128 + signum)
@@ -73,7 +74,7 @@ signal.signal(signal.SIGTERM, terminated)
 files = [Path(sys.argv[1]) / f"f{i}.py" for i in range(4)]
 for path in files:
     path.write_text("import torch\\nx = torch.ones(1).cuda()\\n")
-results = engine.run(files, engine.Job(engine.CHECK, Options(), False), jobs=2)
+results = pool.run(files, Job(CHECK, Options(), False), jobs=2)
 print(sum(1 for r in results if r.error))
 """
 

@@ -1,5 +1,5 @@
-"""The engine dispatches to the notebook handler; the handler and the shared result
-types never import the engine back."""
+"""Per-file processing dispatches to the notebook handler; the handler and the job
+types never import it back (the floors as a whole: tests/test_architecture.py)."""
 
 from __future__ import annotations
 
@@ -24,19 +24,21 @@ def imported_modules(module: str):
     return {name for name in found if name.startswith("codemod.")}
 
 
-def test_notebook_does_not_import_the_engine():
-    assert "codemod.run.engine" not in imported_modules("run/notebook")
+def test_notebook_does_not_import_the_processing():
+    imported = imported_modules("run/notebook")
+    assert "codemod.run.process" not in imported
+    assert "codemod.run.pool" not in imported
 
 
-def test_result_types_import_neither_engine_nor_notebook():
-    assert imported_modules("run/results") <= {
+def test_job_types_import_neither_processing_nor_notebook():
+    assert imported_modules("run/job") <= {
         "codemod.model.diagnostic",
         "codemod.model.diagnostic.Diagnostic",
     }
 
 
 def test_modes_are_an_enum_that_reads_as_its_value():
-    from codemod.run.results import Mode
+    from codemod.run.job import Mode
 
     assert [m.value for m in Mode] == ["write", "check", "diff"]
     assert Mode.WRITE == "write"

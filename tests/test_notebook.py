@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from codemod.run.engine import CHECK, WRITE, Job, process_source
+from codemod.run.job import CHECK, WRITE, Job
+from codemod.run.process import process_source
 from codemod.passes.base import Options
 from tests.cli_helpers import run_cli
 from tests.fixture_cases import FIXTURES, rule_fixtures

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from codemod.model.diagnostic import Diagnostic
-from codemod.output.diagnostics import Findings, render_github, render_text
+from codemod.output.findings import Findings
+from codemod.output.github import render_github
+from codemod.output.text import render_text
 from tests.cli_helpers import run_cli, run_on_a_terminal
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"

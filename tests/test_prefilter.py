@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from codemod.run.engine import PREFILTER
+from codemod.run.prefilter import PREFILTER
 from codemod.passes import PASSES
 
 
@@ -78,14 +78,14 @@ def test_the_prefilter_agrees_with_its_regex():
     ],
 )
 def test_the_word_each_trigger_needs(trigger, word, exact):
-    from codemod.catalog import _required_word
+    from codemod.run.prefilter import _required_word
 
     assert _required_word(trigger) == (word, exact)
 
 
 @pytest.mark.parametrize("trigger", [r"cu\w+", "cu(da)", "a|b", "cu.a", r"\b"])
 def test_triggers_beyond_words_are_refused(trigger):
-    from codemod.catalog import _required_word
+    from codemod.run.prefilter import _required_word
 
     with pytest.raises(ValueError):
         _required_word(trigger)

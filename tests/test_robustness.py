@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from codemod.run import engine
+from codemod.run import pool, process
+from codemod.run.files import discover
+from codemod.run.job import CHECK, WRITE, Job
 from codemod.passes.base import Options
 from tests.cli_helpers import run_cli
 
@@ -360,7 +362,7 @@ def test_folder_that_cannot_be_listed_is_one_line(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "scandir", scandir)
     monkeypatch.setattr(os, "stat", stat_)
-    files, errors = engine.discover([str(tmp_path)])
+    files, errors = discover([str(tmp_path)])
     assert files == [tmp_path / "ok.py"]
     assert errors == [f"{locked}: cannot read folder: Permission denied"]
 
@@ -388,7 +390,7 @@ def test_file_changed_between_read_and_write_is_not_overwritten(tmp_path, monkey
     target = tmp_path / "train.py"
     target.write_text(CUDA)
     edited = CUDA.replace("ones", "zeros")  # same size: only the bytes tell
-    real = engine.process_source
+    real = process.process_source
 
     def edit_while_rewriting(*args, **kwargs):
         result = real(*args, **kwargs)
@@ -396,8 +398,8 @@ def test_file_changed_between_read_and_write_is_not_overwritten(tmp_path, monkey
         os.utime(target, ns=(0, 0))
         return result
 
-    monkeypatch.setattr(engine, "process_source", edit_while_rewriting)
-    result = engine.process_file(target, engine.Job(engine.WRITE, Options(), False))
+    monkeypatch.setattr(process, "process_source", edit_while_rewriting)
+    result = process.process_file(target, Job(WRITE, Options(), False))
     assert result.error == f"{target}: changed while torchport was running; not written"
     assert target.read_text() == edited
     assert not result.written
@@ -429,10 +431,10 @@ def _traced_lines(source: str) -> int:
         executed += 1
         return count
 
-    job = engine.Job(engine.WRITE, Options(), True)
+    job = Job(WRITE, Options(), True)
     sys.settrace(count)
     try:
-        result = engine.process_source("big.py", source.encode(), job, None)
+        result = process.process_source("big.py", source.encode(), job, None)
     finally:
         sys.settrace(None)
     assert result.changed and result.error is None
@@ -521,7 +523,7 @@ def test_faulty_pass_leaves_the_file_untouched(tmp_path, monkeypatch):
         return real(*args, **dict(kwargs, passes=(ForgetsParentheses,)))
 
     monkeypatch.setattr(transform, "rewrite_source", with_faulty_pass)
-    result = engine.process_file(target, engine.Job(engine.WRITE, Options(), True))
+    result = process.process_file(target, Job(WRITE, Options(), True))
     assert result.error.startswith(f"{target}: internal error: pass ForgetsParentheses")
     assert result.error.endswith("; file left untouched")
     assert not result.written and target.read_text() == SUM_CUDA
@@ -538,8 +540,8 @@ def test_a_crash_in_one_file_does_not_stop_the_run(tmp_path, monkeypatch):
         return real(source, *args, **kwargs)
 
     monkeypatch.setattr(transform, "rewrite_source", crash_on_sums)
-    job = engine.Job(engine.WRITE, Options(), False)
-    results = engine.run([tmp_path / "a.py", tmp_path / "b.py"], job, jobs=2)
+    job = Job(WRITE, Options(), False)
+    results = pool.run([tmp_path / "a.py", tmp_path / "b.py"], job, jobs=2)
     assert results[0].error == (
         f"{tmp_path / 'a.py'}: internal error: ZeroDivisionError: a bug;"
         " file left untouched"
@@ -552,16 +554,16 @@ def test_a_dead_worker_is_reported_not_hung(tmp_path, monkeypatch):
     for name in ("a.py", "b.py", "c.py"):
         (tmp_path / name).write_text(CUDA)
     (tmp_path / "die.py").write_text(CUDA + "# die\n")
-    real = engine.process_source
+    real = process.process_source
 
     def die_on_marker(display, data, *args, **kwargs):
         if b"# die" in data:
             os._exit(9)
         return real(display, data, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "process_source", die_on_marker)
+    monkeypatch.setattr(process, "process_source", die_on_marker)
     files = sorted(tmp_path.iterdir())
-    results = engine.run(files, engine.Job(engine.CHECK, Options(), False), jobs=2)
+    results = pool.run(files, Job(CHECK, Options(), False), jobs=2)
     errors = [r.error for r in results if r.error]
     assert f"{tmp_path / 'die.py'}: a worker process died" in " ".join(errors)
     assert len(results) == 4

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from codemod.model.diagnostic import Diagnostic
-from codemod.output.diagnostics import render_github, render_text
+from codemod.output.github import render_github
+from codemod.output.text import render_text
 from tests.cli_helpers import run_cli
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\n"

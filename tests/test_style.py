@@ -14,7 +14,8 @@ import pytest
 
 from codemod.rewrite import chunks
 from codemod.rewrite.device.text import binding_statement
-from codemod.run.engine import WRITE, Job, process_source
+from codemod.run.job import WRITE, Job
+from codemod.run.process import process_source
 from codemod.model.options import Options
 from codemod.passes.base import FileContext
 from codemod.rewrite.pipeline import rewrite_source

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import black
 
-from codemod.run.engine import CHECK, Job, needs_parsing, process_source
+from codemod.run.job import CHECK, Job
+from codemod.run.prefilter import needs_parsing
+from codemod.run.process import process_source
 from codemod.passes.base import Options, noqa_lines
 from codemod.rewrite.pipeline import rewrite_source
 from tests.cli_helpers import run_cli

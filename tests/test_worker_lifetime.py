@@ -23,7 +23,8 @@ pytestmark = pytest.mark.skipif(
 SCRIPT = """
 import os, sys, time
 from pathlib import Path
-from codemod.run import engine
+from codemod.run import pool
+from codemod.run.job import CHECK, Job
 from codemod.passes.base import Options
 
 folder = Path(sys.argv[1])
@@ -36,7 +37,7 @@ def busy(path):
 files = [folder / f"f{i}.py" for i in range(2)]
 for path in files:
     path.write_text("import torch\\nx = torch.ones(1).cuda()\\n")
-engine.run(files, engine.Job(engine.CHECK, Options(), False, per_file=busy), jobs=2)
+pool.run(files, Job(CHECK, Options(), False, per_file=busy), jobs=2)
 """
 
 # Bounds on a hang, not on speed: each wait ends as soon as its event happens.

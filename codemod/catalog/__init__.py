@@ -8,17 +8,17 @@ trigger). The fix kind and the torch release the fix needs are the rule's
 (``codemod.rules``), looked up by code.
 
 Everything else is derived from here: each pass's trigger and tables, the names one
-pass leaves to another, the CUDA-only libraries a guard protects, ``engine.PREFILTER``,
+pass leaves to another, the CUDA-only libraries a guard protects, the byte prefilter,
 the README's rule tables and ``docs/rules.md``. Adding a ``torch.cuda.X ->
 torch.accelerator.X`` mapping is one row here plus one fixture pair.
 
-No libcst here: the engine reads the prefilter at start-up.
+No libcst here: the byte prefilter reads the triggers at start-up.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, Optional, Tuple
 
 from codemod.catalog import (
     amp,
@@ -85,82 +85,10 @@ def trigger_of(owner: str) -> "re.Pattern[str]":
     return re.compile("|".join(words))
 
 
-def prefilter() -> "Prefilter":
-    """Every pass's trigger, as bytes: a file matching none is not parsed."""
-    return Prefilter(dict.fromkeys(r.trigger for r in ROWS))
-
-
-class Prefilter:
-    """Whether bytes match any of the triggers, as ``re`` says, found faster.
-
-    ``re`` tries each alternative of a pattern at each position; ``bytes in`` finds
-    one word at memchr speed. Each trigger is searched for by the word every match
-    of it contains; only a trigger that is more than its word (``\\bamp\\b``) runs
-    its pattern, and only where its word occurs.
-    """
-
-    def __init__(self, triggers) -> None:
-        self.pattern = re.compile("|".join(triggers).encode())  # the plain way
-        words, checked = [], []
-        for trigger in triggers:
-            word, exact = _required_word(trigger)
-            if exact:
-                words.append(word.encode())
-            else:
-                checked.append((word.encode(), re.compile(trigger.encode())))
-        # A trigger whose word holds a plain trigger's word adds nothing.
-        self.words = tuple(
-            w for w in words if not any(o != w and o in w for o in words)
-        )
-        self.checked = tuple(
-            (word, pattern)
-            for word, pattern in checked
-            if not any(plain in word for plain in self.words)
-        )
-
-    def matches(self, data: bytes) -> bool:
-        for word in self.words:
-            if word in data:
-                return True
-        for word, pattern in self.checked:
-            if word in data and pattern.search(data):
-                return True
-        return False
-
-
-def _required_word(trigger: str) -> Tuple[str, bool]:
-    """The longest run of characters every match of ``trigger`` contains, and whether
-    the trigger is just that run. Triggers are words with escaped punctuation, ``\\b``
-    and ``?``; anything else is refused, so that the run is never wrong."""
-    runs: List[str] = [""]
-    exact = True
-    index = 0
-    while index < len(trigger):
-        char = trigger[index]
-        if char == "\\" and index + 1 < len(trigger):
-            following = trigger[index + 1]
-            index += 2
-            if not following.isalnum():
-                runs[-1] += following  # an escaped punctuation mark
-            elif following == "b":  # a word boundary: no character of its own
-                exact = False
-                runs.append("")
-            else:
-                raise ValueError(f"trigger {trigger!r}: escape \\{following}")
-            continue
-        if char == "?":  # the character before is optional
-            exact = False
-            runs[-1] = runs[-1][:-1]
-            runs.append("")
-        elif char in ".^$*+{}[]()|\\":
-            raise ValueError(f"trigger {trigger!r}: {char!r} is not understood here")
-        else:
-            runs[-1] += char
-        index += 1
-    word = max(runs, key=len)
-    if not word:
-        raise ValueError(f"trigger {trigger!r} holds no word")
-    return word, exact
+def triggers() -> Tuple[str, ...]:
+    """Every pass's trigger, once each, in catalogue order: the words a file must
+    contain to hold any site (``codemod.run.prefilter`` searches bytes for them)."""
+    return tuple(dict.fromkeys(r.trigger for r in ROWS))
 
 
 def torch_cuda_elsewhere() -> Tuple[str, ...]:

@@ -17,10 +17,12 @@ import signal
 import sys
 from typing import Iterator, List, Optional, Tuple
 
+from codemod.run.lifetime import bind_to_parent
+
 running: Optional["BlackHelper"] = None  # the helper of the run in progress
 
-# The helper reaches black through ``formatting.Layout.helper``: the engine hands it
-# to the layout of each file it rewrites.
+# The helper reaches black through ``formatting.Layout.helper``: ``process`` hands
+# it to the layout of each file it rewrites.
 
 
 class HelperGone(ConnectionError):
@@ -113,11 +115,7 @@ def started() -> Iterator[Optional[BlackHelper]]:
 
 def _serve(parent: int, request_fd: int, reply_fd: int) -> None:
     # The parent decides what Ctrl-C means; a parent that dies takes this along.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    from codemod.run.engine import _die_with_parent
-
-    _die_with_parent(parent)
+    bind_to_parent(parent)
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)  # nothing of the helper's reaches the user's output
     os.dup2(quiet, 2)

@@ -12,8 +12,8 @@ cell is rewritten, and put back unchanged. Other ``%%`` cells (``%%bash``, ...)
 are left alone, and reported (TP990) when they mention CUDA.
 
 In the file only the ``"source"`` values of changed cells are replaced, in the
-layout the file already has (indentation, ASCII escapes): metadata, outputs, key
-order and the trailing newline stay byte for byte.
+layout the file already has (indentation, ASCII escapes; ``notebook_json``):
+metadata, outputs, key order and the trailing newline stay byte for byte.
 """
 
 from __future__ import annotations
@@ -24,18 +24,17 @@ import re
 import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
-from codemod import catalog
 from codemod.rewrite import grammar
 from codemod.rewrite.linediff import unified_diff
-from codemod.run.results import DIFF, WRITE, FileResult, Job
+from codemod.run.job import DIFF, WRITE, FileResult, Job
+from codemod.run.notebook_json import source_spans, with_sources
+from codemod.run.prefilter import PREFILTER
 from codemod.model.rule import Fix
 from codemod.rules.notebook import SKIPPED_CELL
 from codemod.model.text import one_line as _one_line
 
-_DECODER = json.JSONDecoder()
-_SPACE = re.compile(r"[ \t\n\r]*")
 # Lines IPython rewrites before Python sees them.
 _MAGIC_LINE = re.compile(
     r"""^[ \t]*(?:[%!?]|[\w.,\[\] \t]+=[ \t]*[%!])  # %magic, !shell, ?obj, x = !cmd
@@ -46,7 +45,6 @@ _MAGIC_LINE = re.compile(
 
 
 # Cell magics whose body is Python that IPython runs: the body is rewritten.
-_PREFILTER = catalog.prefilter()  # as the engine's: a cell that may pick CUDA
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
 
 
@@ -67,7 +65,7 @@ def process_notebook(
     try:
         text = data.decode("utf-8-sig")
         notebook = json.loads(text)
-        spans = list(_source_spans(text))
+        spans = list(source_spans(text))
     except (UnicodeDecodeError, ValueError, IndexError, TypeError) as error:
         result.error = (
             f"{display}: cannot parse: not a JSON notebook ({_one_line(error)})"
@@ -129,16 +127,12 @@ def process_notebook(
         result.diagnostics = sorted(
             result.diagnostics + skipped, key=lambda d: (d.cell, d.line, d.col)
         )
-    edits = []
-    for cell, new in zip(code_cells, new_texts):
-        if new != cell.text:
-            start, end = spans[cell.index]
-            edits.append((start, end, _source_json(text[start:end], new, text)))
-    if not edits:
+    changed = {
+        cell.index: new for cell, new in zip(code_cells, new_texts) if new != cell.text
+    }
+    if not changed:
         return result
-    new_text = text
-    for start, end, value in sorted(edits, reverse=True):
-        new_text = new_text[:start] + value + new_text[end:]
+    new_text = with_sources(text, spans, changed)
     result.changed = True
     bom = "\ufeff" if text != data.decode("utf-8") else ""
     result.output = (bom + new_text).encode("utf-8")
@@ -193,7 +187,7 @@ def _code_cells(cells: list):
         magic = _cell_magic(text)
         if magic is not None and magic not in PYTHON_CELL_MAGICS:
             # Not Python: left alone, and reported if it may pick CUDA.
-            if _PREFILTER.matches(text.encode("utf-8", "replace")) and not re.search(
+            if PREFILTER.matches(text.encode("utf-8", "replace")) and not re.search(
                 r"#\s*noqa(?!:)|#\s*noqa:[^\n]*\bTP990\b", text
             ):
                 first = text.lstrip().split("\n", 1)[0]
@@ -314,88 +308,3 @@ def _in_cell(diagnostic, display: str, starts: List[int], cells: List[_Cell]):
     if n == 0 and starts[0] > 1:  # lines added above the first marker open cell 1
         line = diagnostic.line - 1 if diagnostic.line > starts[0] else diagnostic.line
     return replace(diagnostic, path=display, line=line, cell=cells[n].index + 1)
-
-
-# -- the file's JSON text ---------------------------------------------------------------
-def _source_spans(text: str) -> Iterator[Tuple[int, int]]:
-    """(start, end) offsets of each cell's "source" value in the notebook text."""
-    start = _skip(text, 0)
-    for key, value_start, value_end in _members(text, start):
-        if key != "cells":
-            continue
-        for cell_start, _ in _elements(text, value_start):
-            span = None
-            if text[cell_start] == "{":
-                for cell_key, s, e in _members(text, cell_start):
-                    if cell_key == "source":
-                        span = (s, e)
-            yield span if span is not None else (cell_start, cell_start)
-        return
-
-
-def _skip(text: str, i: int) -> int:
-    return _SPACE.match(text, i).end()  # type: ignore[union-attr]
-
-
-def _members(text: str, i: int) -> Iterator[Tuple[str, int, int]]:
-    """(key, value start, value end) of the object starting at ``i``."""
-    return _items(text, i, "{}")  # type: ignore[return-value]
-
-
-def _elements(text: str, i: int) -> Iterator[Tuple[int, int]]:
-    """(start, end) of each element of the array starting at ``i``."""
-    return ((start, end) for _, start, end in _items(text, i, "[]"))
-
-
-def _items(
-    text: str, i: int, brackets: str
-) -> Iterator[Tuple[Optional[str], int, int]]:
-    """(key or None, value start, value end) of the object or array at ``i``."""
-    opening, closing = brackets
-    if text[i] != opening:
-        raise ValueError(f"expected {opening!r} at offset {i}")
-    i = _skip(text, i + 1)
-    if text[i] == closing:
-        return
-    while True:
-        key = None
-        if opening == "{":
-            key, i = _DECODER.raw_decode(text, i)
-            i = _skip(text, i)
-            if text[i] != ":":
-                raise ValueError(f"expected ':' at offset {i}")
-            i = _skip(text, i + 1)
-        _, end = _DECODER.raw_decode(text, i)
-        yield key, i, end
-        i = _skip(text, end)
-        if text[i] == closing:
-            return
-        if text[i] != ",":
-            raise ValueError(f"expected ',' at offset {i}")
-        i = _skip(text, i + 1)
-
-
-def _source_json(old: str, new_text: str, whole: str) -> str:
-    """``new_text`` as a "source" value written the way ``old`` was written."""
-    ascii_only = not any(ord(c) > 127 for c in whole) and "\\u" in whole
-
-    def dump(value: str) -> str:
-        return json.dumps(value, ensure_ascii=ascii_only)
-
-    if not old.startswith("["):
-        return dump(new_text)
-    lines = [line + "\n" for line in new_text.split("\n")]
-    lines[-1] = lines[-1][:-1]
-    if not lines[-1]:
-        lines.pop()
-    if not lines:
-        return "[]"
-    if "\n" not in old:
-        separator = "," if '","' in old and '", "' not in old else ", "
-        return "[" + separator.join(dump(line) for line in lines) + "]"
-    inner = re.match(r"\[\n([ \t]*)", old)
-    closing = re.search(r"\n([ \t]*)\]$", old)
-    item_indent = inner.group(1) if inner else " "
-    close_indent = closing.group(1) if closing else ""
-    body = ",\n".join(item_indent + dump(line) for line in lines)
-    return f"[\n{body}\n{close_indent}]"

@@ -1,8 +1,8 @@
-"""What the engine hands a worker (``Job``) and gets back for each file
-(``FileResult``), and the three modes a run can be in.
+"""What a worker is handed for each file (``Job``, in one of three ``Mode``s) and
+what it hands back (``FileResult``).
 
-Kept apart from ``engine`` so that the file-type handlers (``notebook``) and the
-command line use these types without importing the engine, or each other.
+Kept apart from ``process`` so that the file-kind handlers it dispatches to
+(``notebook``) and the command line use these types without importing it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,159 @@
+"""What a run found, as the output formats take it: each diagnostic, each file
+torchport could not process (``Problem``), and each fix's edits (``Edit``).
+
+Every format is complete on its own: diagnostics and problems are both records, so
+``--output-format json`` alone tells a program everything the run found. File
+names and messages are shown ``printable``: no control character can forge another
+record or rewrite the terminal. Apart from the formats so that each of them, and
+the report, builds on the same records.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional
+
+from codemod.model.text import printable, printable_path
+from codemod.run.job import WRITE
+
+if TYPE_CHECKING:
+    from codemod.model.diagnostic import Diagnostic
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A path torchport could not process: unreadable, unparsable, or a bug."""
+
+    path: str
+    message: str  # one line, without the path
+    kind: str  # "io-error" | "parse-error" | "internal-error"
+    line: Optional[int] = None
+
+    @property
+    def text(self) -> str:
+        """``path: reason``; in a notebook ``path:cell N: reason``."""
+        in_cell = self.path.endswith(".ipynb") and self.message.startswith("cell ")
+        separator = "" if in_cell else " "
+        return f"{printable_path(self.path)}:{separator}{printable(self.message)}"
+
+
+_KINDS = (
+    ("internal error", "internal-error"),
+    ("cannot rewrite", "internal-error"),
+    ("worker process died", "internal-error"),
+    ("cannot parse", "parse-error"),
+    ("cannot decode", "parse-error"),
+)
+_LINE = re.compile(r"\bline (\d+)\b")
+
+
+def problems_of(path: str, error: str) -> List[Problem]:
+    """The ``path: reason`` error line(s) of one file as records (a notebook may
+    join several with '; ')."""
+    parts = [error]
+    if path.endswith(".ipynb"):
+        parts = [p for p in re.split(rf"; (?={re.escape(path)}:)", error) if p]
+    found = []
+    for part in parts:
+        message = (
+            part[len(path) :].lstrip(":").lstrip() if part.startswith(path) else part
+        )
+        kind = next((k for words, k in _KINDS if words in message), "io-error")
+        line = _LINE.search(message)
+        found.append(Problem(path, message, kind, int(line.group(1)) if line else None))
+    return found
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace lines ``start`` up to (not including) ``end`` with ``content``."""
+
+    start: int
+    end: int
+    content: str
+
+
+def edits_of(diff: str) -> List[Edit]:
+    """The changed blocks of a unified diff, as edits of the old file's lines."""
+    edits: List[Edit] = []
+    old_line = 0
+    start: Optional[int] = None
+    added: List[str] = []
+    removed = 0
+
+    def close() -> None:
+        nonlocal start, added, removed
+        if start is not None:
+            edits.append(Edit(start, start + removed, "".join(added)))
+        start, added, removed = None, [], 0
+
+    for line in diff.splitlines(keepends=True):
+        if line.startswith("@@"):
+            close()
+            old_line = int(re.match(r"@@ -(\d+)", line).group(1))
+            if ",0 " in line.split("+")[0]:  # an insertion before the first line
+                old_line += 1
+        elif line.startswith(("---", "+++")) and start is None and not added:
+            continue
+        elif line.startswith("-"):
+            start = old_line if start is None else start
+            removed += 1
+            old_line += 1
+        elif line.startswith("+"):
+            start = old_line if start is None else start
+            added.append(line[1:])
+        elif line.startswith("\\"):
+            if added:  # "\ No newline at end of file" after an added line
+                added[-1] = added[-1].rstrip("\n")
+        else:
+            close()
+            old_line += 1
+    close()
+    return edits
+
+
+@dataclass
+class Findings:
+    """What a run shows: its diagnostics, its problems, and how it ran."""
+
+    diagnostics: List[Diagnostic]
+    problems: List[Problem] = field(default_factory=list)
+    mode: str = WRITE
+    edits: Dict[str, List[Edit]] = field(default_factory=dict)  # path -> change blocks
+    strict: bool = False
+
+    def state(self, d: Diagnostic) -> str:
+        if d.applied:
+            return "rewritten" if self.mode == WRITE else "would-rewrite"
+        return "reported"
+
+    def edits_for(self, d: Diagnostic) -> List[Edit]:
+        """The change blocks that carry the fix of ``d`` (input lines; check/diff).
+
+        Blocks that touch no site (the device binding, imports) go with the first
+        fixed site of the file, so applying every site's edits gives the rewrite.
+        """
+        blocks = self.edits.get(d.path)
+        if not blocks or not d.applied or d.cell is not None:
+            return []
+        fixed = [x for x in self.diagnostics if x.path == d.path and x.applied]
+
+        def touches(block: Edit, site: Diagnostic) -> bool:
+            last = max(block.end - 1, block.start)
+            return block.start <= site.end_line and last >= site.line
+
+        mine = [b for b in blocks if touches(b, d)]
+        if fixed and fixed[0] is d:
+            mine += [b for b in blocks if not any(touches(b, s) for s in fixed)]
+        return sorted(set(mine), key=lambda b: (b.start, b.end))
+
+
+def as_findings(given) -> "Findings":
+    """Renderers take Findings, or a plain list of diagnostics."""
+    return given if isinstance(given, Findings) else Findings(list(given))
+
+
+def plural(count: int, word: str, many: Optional[str] = None) -> str:
+    """``1 site``, ``2 sites``, ``1 fix``, ``3 fixes``."""
+    return f"{count} {word if count == 1 else many or word + 's'}"

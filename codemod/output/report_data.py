@@ -1,0 +1,207 @@
+"""The migration report's data: each file's sites (and the code around those left),
+its diff and its ``# noqa`` comments, counted by family, state and folder.
+
+Apart from the rendering (``report``) so that the Markdown and the HTML page show
+the same numbers, collected once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Dict, List, Sequence, Tuple
+
+from codemod.model.diagnostic import Diagnostic
+from codemod.output.findings import Problem, plural, problems_of
+from codemod.run.job import WRITE
+
+# Families of rule codes, in the order the report shows them.
+FAMILIES: Dict[str, str] = {
+    "TP1": "Device strings and torch.device",
+    "TP2": "Tensor and module methods",
+    "TP3": "torch.cuda runtime API",
+    "TP4": "Mixed precision",
+    "TP5": "Distributed",
+    "TP6": "Backend flags",
+    "TP9": "CUDA-only code",
+}
+# A site ends in one of these states; "informational" sites are reported but run
+# everywhere as they stand (rule severity "info").
+STATES = ("rewritten", "reported", "informational", "suppressed")
+CONTEXT_LINES = 2  # lines of code shown above and below a remaining site
+_NOQA = re.compile(r"#\s*noqa\s*:\s*([A-Za-z0-9, ]+)")
+
+
+@dataclass
+class Site:
+    diagnostic: Diagnostic
+    context: List[Tuple[int, str]] = field(default_factory=list)  # (line, text)
+
+    @property
+    def state(self) -> str:
+        d = self.diagnostic
+        if d.applied:
+            return "rewritten"
+        return "informational" if d.severity == "info" else "reported"
+
+
+@dataclass
+class FileReport:
+    path: str
+    changed: bool
+    diff: str
+    sites: List[Site]
+    suppressed: Counter  # rule code -> `# noqa: CODE` comments
+
+    @property
+    def remaining(self) -> List[Site]:
+        return [s for s in self.sites if s.state != "rewritten"]
+
+    @property
+    def folder(self) -> str:
+        parent = PurePath(self.path).parent.as_posix()
+        return parent if parent not in ("", ".") else "."
+
+
+@dataclass
+class ReportData:
+    files: List[FileReport]
+    scanned: int
+    problems: List[Problem]
+    written: bool  # True: the rewrite was made; False: a preview
+    target_torch: str
+    device_name: str
+
+    def counts(self) -> Dict[str, Counter]:
+        """Family -> state -> number of sites."""
+        table: Dict[str, Counter] = {family: Counter() for family in FAMILIES}
+        for f in self.files:
+            for site in f.sites:
+                table.setdefault(site.diagnostic.code[:3], Counter())[site.state] += 1
+            for code, count in f.suppressed.items():
+                table.setdefault(code[:3], Counter())["suppressed"] += count
+        return {k: v for k, v in table.items() if sum(v.values())}
+
+    def totals(self) -> Counter:
+        total: Counter = Counter()
+        for counter in self.counts().values():
+            total.update(counter)
+        return total
+
+    def folders(self) -> List[dict]:
+        """One row per folder, the most remaining work first."""
+        rows: Dict[str, dict] = {}
+        for f in self.files:
+            row = rows.setdefault(
+                f.folder,
+                {
+                    "folder": f.folder,
+                    "files": 0,
+                    "changed": 0,
+                    **{s: 0 for s in STATES},
+                },
+            )
+            row["files"] += 1
+            row["changed"] += f.changed
+            for site in f.sites:
+                row[site.state] += 1
+            row["suppressed"] += sum(f.suppressed.values())
+        return sorted(
+            rows.values(),
+            key=lambda r: (-r["reported"], -r["informational"], r["folder"]),
+        )
+
+    def by_rule(self) -> Dict[str, List[Tuple[FileReport, Site]]]:
+        """Rule code -> the remaining sites of that rule, in file order."""
+        grouped: Dict[str, List[Tuple[FileReport, Site]]] = {}
+        for f in self.files:
+            for site in f.remaining:
+                grouped.setdefault(site.diagnostic.code, []).append((f, site))
+        return dict(sorted(grouped.items()))
+
+    def summary_line(self) -> str:
+        totals = self.totals()
+        changed = sum(f.changed for f in self.files)
+        verb = "rewrote" if self.written else "would rewrite"
+        return (
+            f"Report: {verb} {changed} of {plural(self.scanned, 'file')}"
+            f" ({plural(totals['rewritten'], 'site')}); {totals['reported']} left to"
+            f" review, {totals['informational']} informational,"
+            f" {totals['suppressed']} suppressed; {plural(len(self.problems), 'error')}"
+        )
+
+
+# -- collecting ---------------------------------------------------------------------
+def collect(results, errors: Sequence[str], mode: str, settings, before) -> ReportData:
+    """The report's data from a run's results.
+
+    ``before`` maps path -> original bytes when the run rewrote files (their diffs
+    are made here); a preview run (diff mode) brings its own diffs.
+    """
+    from codemod.model.rule import format_version
+
+    problems = [p for line in errors for p in problems_of(line.split(": ")[0], line)]
+    problems += [p for r in results if r.error for p in problems_of(r.path, r.error)]
+    files = []
+    for result in results:
+        text = _read(result.path)
+        suppressed = _suppressed(text)
+        if not result.diagnostics and not suppressed and not result.changed:
+            continue
+        diff = result.diff
+        if not diff and result.changed and before and result.path in before:
+            from codemod.rewrite.linediff import unified_diff
+
+            diff = unified_diff(result.path, _decode(before[result.path]), text)
+        sites = [
+            Site(d, _context(text, d) if not d.applied else [])
+            for d in result.diagnostics
+        ]
+        files.append(FileReport(result.path, result.changed, diff, sites, suppressed))
+    return ReportData(
+        files,
+        len(results),
+        problems,
+        mode == WRITE,
+        format_version(settings.options.target_torch),
+        settings.options.device_name,
+    )
+
+
+def _read(path: str) -> str:
+    try:
+        return _decode(Path(path).read_bytes())
+    except OSError:
+        return ""
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def _suppressed(text: str) -> Counter:
+    """``# noqa: TPxxx`` comments, per code (in a notebook, in its JSON text)."""
+    found: Counter = Counter()
+    for match in _NOQA.finditer(text):
+        for code in re.split(r"[,\s]+", match.group(1)):
+            if re.fullmatch(r"TP\d{3}", code.upper()):
+                found[code.upper()] += 1
+    return found
+
+
+def _context(text: str, d: Diagnostic) -> List[Tuple[int, str]]:
+    """The lines around the site (in a notebook, of its cell)."""
+    if d.cell is not None:
+        try:
+            cell = json.loads(text)["cells"][d.cell - 1]
+            source = cell.get("source", "")
+            text = "".join(source) if isinstance(source, list) else str(source)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return []
+    lines = text.splitlines()
+    first = max(1, d.line - CONTEXT_LINES)
+    last = min(len(lines), d.end_line + CONTEXT_LINES)
+    return [(n, lines[n - 1]) for n in range(first, last + 1)]

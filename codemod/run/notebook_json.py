@@ -1,0 +1,113 @@
+"""A notebook's JSON text, edited in place: where each cell's ``"source"`` value
+lies in the file, and new values written the way the old ones were.
+
+Apart from the notebook handler because it is about the file's bytes, not its
+cells: splicing values into the text keeps metadata, outputs, key order and
+indentation byte for byte, which a ``json.dumps`` of the whole would not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Dict, Iterator, List, Optional, Tuple
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def with_sources(
+    text: str, spans: List[Tuple[int, int]], sources: Dict[int, str]
+) -> str:
+    """``text`` with the "source" value of each cell in ``sources`` (cell index ->
+    new source) replaced; ``spans`` are ``source_spans(text)``."""
+    new_text = text
+    for index in sorted(sources, key=lambda i: spans[i], reverse=True):
+        start, end = spans[index]
+        value = source_json(text[start:end], sources[index], text)
+        new_text = new_text[:start] + value + new_text[end:]
+    return new_text
+
+
+def source_spans(text: str) -> Iterator[Tuple[int, int]]:
+    """(start, end) offsets of each cell's "source" value in the notebook text."""
+    start = _skip(text, 0)
+    for key, value_start, value_end in _members(text, start):
+        if key != "cells":
+            continue
+        for cell_start, _ in _elements(text, value_start):
+            span = None
+            if text[cell_start] == "{":
+                for cell_key, s, e in _members(text, cell_start):
+                    if cell_key == "source":
+                        span = (s, e)
+            yield span if span is not None else (cell_start, cell_start)
+        return
+
+
+def _skip(text: str, i: int) -> int:
+    return _SPACE.match(text, i).end()  # type: ignore[union-attr]
+
+
+def _members(text: str, i: int) -> Iterator[Tuple[str, int, int]]:
+    """(key, value start, value end) of the object starting at ``i``."""
+    return _items(text, i, "{}")  # type: ignore[return-value]
+
+
+def _elements(text: str, i: int) -> Iterator[Tuple[int, int]]:
+    """(start, end) of each element of the array starting at ``i``."""
+    return ((start, end) for _, start, end in _items(text, i, "[]"))
+
+
+def _items(
+    text: str, i: int, brackets: str
+) -> Iterator[Tuple[Optional[str], int, int]]:
+    """(key or None, value start, value end) of the object or array at ``i``."""
+    opening, closing = brackets
+    if text[i] != opening:
+        raise ValueError(f"expected {opening!r} at offset {i}")
+    i = _skip(text, i + 1)
+    if text[i] == closing:
+        return
+    while True:
+        key = None
+        if opening == "{":
+            key, i = _DECODER.raw_decode(text, i)
+            i = _skip(text, i)
+            if text[i] != ":":
+                raise ValueError(f"expected ':' at offset {i}")
+            i = _skip(text, i + 1)
+        _, end = _DECODER.raw_decode(text, i)
+        yield key, i, end
+        i = _skip(text, end)
+        if text[i] == closing:
+            return
+        if text[i] != ",":
+            raise ValueError(f"expected ',' at offset {i}")
+        i = _skip(text, i + 1)
+
+
+def source_json(old: str, new_text: str, whole: str) -> str:
+    """``new_text`` as a "source" value written the way ``old`` was written."""
+    ascii_only = not any(ord(c) > 127 for c in whole) and "\\u" in whole
+
+    def dump(value: str) -> str:
+        return json.dumps(value, ensure_ascii=ascii_only)
+
+    if not old.startswith("["):
+        return dump(new_text)
+    lines = [line + "\n" for line in new_text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    if not lines[-1]:
+        lines.pop()
+    if not lines:
+        return "[]"
+    if "\n" not in old:
+        separator = "," if '","' in old and '", "' not in old else ", "
+        return "[" + separator.join(dump(line) for line in lines) + "]"
+    inner = re.match(r"\[\n([ \t]*)", old)
+    closing = re.search(r"\n([ \t]*)\]$", old)
+    item_indent = inner.group(1) if inner else " "
+    close_indent = closing.group(1) if closing else ""
+    body = ",\n".join(item_indent + dump(line) for line in lines)
+    return f"[\n{body}\n{close_indent}]"
