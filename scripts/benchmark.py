@@ -24,6 +24,9 @@ all measurements, then the next round), and the median wall time is reported:
 ``parse x2``      the same with a 2-process ``multiprocessing`` pool (torchport's ``--jobs 2``)
 ``torchport``     ``torchport --check --jobs 2 COPY`` on a copy of FOLDER
 ``torchfix``      ``torchfix -j 2 COPY`` when ``torchfix`` is on PATH
+``baseline``      with ``--baseline CMD``: ``CMD --check --jobs 2 COPY``, another build of
+                  torchport timed the same way (``--baseline "env PYTHONPATH=../old python
+                  -m codemod"`` compares a change with the revision before it)
 
 and once per run:
 
@@ -34,6 +37,7 @@ and once per run:
                   files that never say "cuda"
 
 Ratios printed: torchport / parse x2 (the LibCST floor), torchfix / torchport,
+torchport / baseline,
 nocuda torchport / (nocuda grep + startup).  Peak RSS is the largest resident set of torchport
 or any of its worker processes (``getrusage(RUSAGE_CHILDREN)`` in a fresh wrapper process).
 
@@ -222,6 +226,14 @@ def interleaved(measures: dict, args, env: dict) -> tuple[dict, dict]:
     return medians, {k: sorted(map(str, v)) for k, v in rcs.items()}
 
 
+def with_baseline(measures: dict, args, name: str, target: str) -> dict:
+    """``measures`` and, with ``--baseline``, the baseline command on ``target``."""
+    if args.baseline:
+        base = shlex.split(args.baseline) + shlex.split(args.args)
+        measures[name] = [*base, "--check", "--jobs", str(args.jobs), target]
+    return measures
+
+
 def bench_folder(folder: Path, args, cmd: list[str], env: dict) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix=f"bench-{folder.name}-"))
     try:
@@ -242,6 +254,7 @@ def bench_folder(folder: Path, args, cmd: list[str], env: dict) -> dict:
         torchfix = shutil.which("torchfix")
         if torchfix:
             measures["torchfix"] = [torchfix, "-j", str(args.jobs), str(copy)]
+        with_baseline(measures, args, "baseline", str(copy))
         medians, rcs = interleaved(measures, args, env)
         result = {
             "folder": str(folder),
@@ -260,6 +273,8 @@ def bench_folder(folder: Path, args, cmd: list[str], env: dict) -> dict:
         }
         if "torchfix" in m:
             result["ratios"]["torchfix/torchport"] = m["torchfix"] / m["torchport"]
+        if "baseline" in m:
+            result["ratios"]["torchport/baseline"] = m["torchport"] / m["baseline"]
         return result
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -275,6 +290,7 @@ def bench_nocuda(args, cmd: list[str], env: dict) -> dict:
             "startup": [sys.executable, "-c", "pass"],
             "nocuda torchport": [*cmd, "--check", "--jobs", str(args.jobs), str(tmp)],
         }
+        with_baseline(measures, args, "nocuda baseline", str(tmp))
         m, rcs = interleaved(measures, args, env)
         return {
             "files": args.nocuda_files,
@@ -340,6 +356,14 @@ def summary_line(results: list[dict], nocuda: dict, single: dict, repeats: int) 
         "peak_rss_mib": f"{max(rss):.0f}" if rss else "-",
         "repeats": str(repeats),
     }
+    if all("baseline" in r["median_s"] for r in results) and results:
+        baseline = sum(r["median_s"]["baseline"] for r in results)
+        fields["baseline_s"] = f"{baseline:.3f}"
+        fields["torchport/baseline"] = f"{torchport / baseline:.2f}"
+        nocuda_base = m.get("nocuda baseline")
+        if nocuda_base:
+            ratio = m["nocuda torchport"] / nocuda_base
+            fields["nocuda_torchport/baseline"] = f"{ratio:.2f}"
     return "summary: " + " ".join(f"{k}={v}" for k, v in fields.items())
 
 
@@ -355,6 +379,7 @@ def print_report(results: list[dict], nocuda: dict, single: dict) -> None:
         "parse x2",
         "torchport",
         "torchfix",
+        "baseline",
     ]
     names = [n for n in names if any(n in r["median_s"] for r in results)]
     head = ["project", "py files", "cuda files", *[f"{n} s" for n in names]]
@@ -400,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nocuda-files", type=int, default=300)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--baseline", default=None, help="another torchport command to time alike"
+    )
     args = ap.parse_args(argv)
     cmd = shlex.split(args.torchport) if args.torchport else default_command()
     cmd += shlex.split(args.args)

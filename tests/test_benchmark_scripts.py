@@ -71,6 +71,36 @@ def test_benchmark_prints_one_summary_line_with_every_figure(tmp_path):
     assert "typical file (" in proc.stdout and "model.py" in proc.stdout
 
 
+@pytest.mark.skipif(shutil.which("grep") is None, reason="needs grep")
+def test_benchmark_times_a_baseline_command_alike(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    baseline = f"{sys.executable} -m codemod"
+    proc = _script(
+        "benchmark.py",
+        "--repeats",
+        "1",
+        "--nocuda-files",
+        "2",
+        "--baseline",
+        baseline,
+        str(project),
+    )
+    assert proc.returncode == 0, proc.stderr
+    fields = dict(
+        re.fullmatch(r"(\S+)=(\S+)", field).groups()
+        for field in proc.stdout.splitlines()[-1].split()[1:]
+    )
+    assert list(fields) == SUMMARY_KEYS + [
+        "baseline_s",
+        "torchport/baseline",
+        "nocuda_torchport/baseline",
+    ]
+    assert float(fields["baseline_s"]) > 0 and float(fields["torchport/baseline"]) > 0
+    assert "| baseline s |" in proc.stdout
+
+
 def _git(*args, cwd: Path) -> str:
     env = dict(os.environ, **GIT_ENV)
     return subprocess.run(
