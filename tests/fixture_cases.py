@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import List
 
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from codemod.model.rule import parse_version
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ from codemod.run.prefilter import PREFILTER, Prefilter
 from codemod.run.process import process_source
 from codemod.rules.notebook import SKIPPED_CELL
 from codemod.passes import PASSES
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from codemod.rules import all_rules
 from codemod.rewrite.pipeline import rewrite_source
 from tests.fixture_cases import case_id, rule_fixtures

@@ -7,7 +7,7 @@ import itertools
 
 from codemod.rewrite.chunks import select
 from codemod.passes.names import ModuleFacts
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from codemod.passes import PASSES
 from codemod.rewrite.hits import context_lines
 from codemod.rewrite.pipeline import rewrite_source

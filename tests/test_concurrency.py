@@ -15,7 +15,7 @@ import pytest
 from codemod.run import pool, process
 from codemod.run.io import FileChangedError, read_regular, write_atomic
 from codemod.run.job import WRITE, Job
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from tests.cli_helpers import ROOT, run_cli
 
 TEMPLATE = """import torch

@@ -103,7 +103,7 @@ def test_guards_around_code_torchport_ports_are_not_kept():
 
 
 def test_nvtx_behind_a_kept_guard_is_not_rewritten():
-    from codemod.passes.base import Options
+    from codemod.model.options import Options
     from codemod.rewrite.pipeline import rewrite_source
 
     source = (

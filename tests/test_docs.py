@@ -11,7 +11,7 @@ from codemod.output.docs import RULES_MD, render_all
 from codemod.run.job import CHECK, Job
 from codemod.run.process import process_source
 from codemod.rules.notebook import SKIPPED_CELL
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from codemod.model.rule import Fix
 from codemod.rules import all_rules
 from codemod.rewrite.pipeline import rewrite_source

@@ -13,7 +13,7 @@ import pytest
 from codemod.run.job import WRITE, Job
 from codemod.run.process import process_source
 from codemod.rewrite.formatting import black_mode, line_map
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from codemod.rewrite.pipeline import rewrite_source
 from tests.cli_helpers import run_cli
 from tests.fixture_cases import FIXTURES, after_of

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from codemod.rewrite.formatting import black_mode
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from codemod.rewrite.pipeline import RoundTripError, rewrite_source
 
 # Built once: building the grammar strategy costs about a second.

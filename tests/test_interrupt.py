@@ -20,7 +20,7 @@ import pytest
 from codemod.run import process
 from codemod.run.io import TEMP_SUFFIX, write_atomic
 from codemod.run.job import WRITE, Job
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from tests.cli_helpers import ROOT
 
 FILES = 400
@@ -72,15 +72,15 @@ BLOCKED = "f200.py"
 SCRIPT = f"""
 import os, sys, time
 from pathlib import Path
-from codemod.run import pool
-real = pool.process_file
+from codemod.run import process
+real = process.process_file
 def process_file(path, job):
     if Path(path).name == {BLOCKED!r}:
         Path(os.environ["TORCHPORT_TEST_BLOCKED"]).write_text("")
         while True:
             time.sleep(3600)
     return real(path, job)
-pool.process_file = process_file
+process.process_file = process_file
 from codemod.cli import main
 sys.argv[0] = "torchport"
 main()

@@ -57,7 +57,7 @@ import os, signal, sys
 from pathlib import Path
 from codemod.run import pool
 from codemod.run.job import CHECK, Job
-from codemod.passes.base import Options
+from codemod.model.options import Options
 
 real = pool._init_worker
 

@@ -13,7 +13,7 @@ import pytest
 
 from codemod.run.job import CHECK, WRITE, Job
 from codemod.run.process import process_source
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from tests.cli_helpers import run_cli
 from tests.fixture_cases import FIXTURES, rule_fixtures
 

@@ -17,7 +17,7 @@ import pytest
 from codemod.run import pool, process
 from codemod.run.files import discover
 from codemod.run.job import CHECK, WRITE, Job
-from codemod.passes.base import Options
+from codemod.model.options import Options
 from tests.cli_helpers import run_cli
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\n"

@@ -11,7 +11,8 @@ import pytest
 from codemod.rewrite import pipeline as transform
 from codemod.rewrite.formatting import black_mode
 from codemod.passes import PASSES
-from codemod.passes.base import Options, Pass
+from codemod.model.options import Options
+from codemod.passes.base import Pass
 
 
 class SeesNames(Pass):

@@ -25,7 +25,7 @@ import os, sys, time
 from pathlib import Path
 from codemod.run import pool
 from codemod.run.job import CHECK, Job
-from codemod.passes.base import Options
+from codemod.model.options import Options
 
 folder = Path(sys.argv[1])
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from codemod.model.rule import Rule, TorchVersion
-from codemod.rules import REGISTRY
 
 
 @dataclass(frozen=True)
@@ -56,6 +55,10 @@ class Row:
         return self.names[0]
 
     @property
-    def rule(self) -> Rule:
-        """The rule's fix kind, minimum torch and documentation (``codemod.rules``)."""
+    def rule(self) -> "Rule":
+        """The rule's fix kind, minimum torch and documentation (``codemod.rules``),
+        read when asked: the prefilter reads the catalogue at start-up, not the
+        rules' documentation."""
+        from codemod.rules import REGISTRY
+
         return REGISTRY[self.code]

@@ -10,8 +10,8 @@ from typing import Dict, List, Tuple
 
 from codemod.catalog.rows import Param, Row
 from codemod.catalog.tensor_types import TENSOR_TYPES
-from codemod.rules.runtime.devices import DEVICE_INDEX_TORCH
-from codemod.rules.runtime.memory import (
+from codemod.model.versions import (
+    DEVICE_INDEX_TORCH,
     MEMORY_INFO_TORCH,
     MEMORY_TORCH,
     OOM_ERROR_TORCH,

@@ -30,13 +30,12 @@ from codemod.config.pyproject import ConfigError
 from codemod.config.settings import resolve_options
 from codemod.model.text import printable, printable_path
 from codemod.output.findings import Findings, edits_of, problems_of
-from codemod.output.formats import RENDERERS
+from codemod.output.formats import renderer
 from codemod.output.text import render_fixes
 from codemod.run.files import files_to_process
 from codemod.run.job import CHECK, DIFF, WRITE, FileResult, Job
 from codemod.run.pool import run
 from codemod.run.prefilter import needs_parsing
-from codemod.run.process import process_source
 
 
 @click.command("fix")
@@ -212,7 +211,7 @@ def _run(files, job: Job, jobs: Optional[int], progress: bool) -> List[FileResul
 
 def _warn_old_target(settings) -> None:
     """Say once that a target below 2.6 leaves the device fixes as reports."""
-    from codemod.model.options import ACCELERATOR_TORCH
+    from codemod.model.versions import ACCELERATOR_TORCH
     from codemod.model.rule import format_version
 
     target = settings.options.target_torch
@@ -236,6 +235,8 @@ def _run_stdin(job: Job, name: str, view: View, exclude) -> int:
         return EXIT_CLEAN
     if path is not None and job.per_file is not None:
         job = replace(job, options=job.per_file(path))
+    from codemod.run.process import process_source  # standard input only
+
     result = process_source(name, data, job, path)
     if view.mode == WRITE:
         sys.stdout.buffer.write(result.output if result.output is not None else data)
@@ -276,11 +277,11 @@ def _split_error(line: str):
 
 def _render(findings: Findings, view: View) -> str:
     if view.output_format == "text":
-        return RENDERERS["text"](findings, color=view.color)
+        return renderer("text")(findings, color=view.color)
     if not findings.diagnostics and not findings.problems:
         if view.output_format == "github":
             return ""
-    return RENDERERS[view.output_format](findings)
+    return renderer(view.output_format)(findings)
 
 
 def _shown(diagnostics, view: View):

@@ -12,7 +12,7 @@ from typing import Any, Dict
 
 import click
 
-from codemod.output.formats import RENDERERS
+from codemod.output.formats import FORMATS
 
 
 def _codes_option(name: str, text: str):
@@ -67,7 +67,7 @@ def output_options(command):
     options = [
         click.option(
             "--output-format",
-            type=click.Choice(sorted(RENDERERS)),
+            type=click.Choice(sorted(FORMATS)),
             default="text",
             show_default=True,
             help="text, json (Ruff-shaped records), github (annotations) or sarif.",

@@ -12,7 +12,6 @@ from codemod.model.rule import Selection, TorchVersion
 
 # The release TorchTPU pins; see README "Target torch".
 DEFAULT_TARGET_TORCH: TorchVersion = (2, 10)
-ACCELERATOR_TORCH: TorchVersion = (2, 6)  # first release with torch.accelerator
 
 
 @dataclass(frozen=True)

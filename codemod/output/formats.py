@@ -1,19 +1,23 @@
 """The output formats by name: the choices of ``--output-format`` and what renders
-each, in one table so that the two always agree."""
+each, in one table so that the two always agree. A format's module is imported when
+it renders: a run prints one format."""
 
 from __future__ import annotations
 
-from typing import Callable, Dict
+import importlib
+from typing import Callable, Dict, Tuple
 
-from codemod.output.findings import Findings
-from codemod.output.github import render_github
-from codemod.output.json_format import render_json
-from codemod.output.sarif import render_sarif
-from codemod.output.text import render_text
-
-RENDERERS: Dict[str, Callable[[Findings], str]] = {
-    "text": render_text,
-    "json": render_json,
-    "github": render_github,
-    "sarif": render_sarif,
+# name -> (module, function)
+_RENDERERS: Dict[str, Tuple[str, str]] = {
+    "text": ("codemod.output.text", "render_text"),
+    "json": ("codemod.output.json_format", "render_json"),
+    "github": ("codemod.output.github", "render_github"),
+    "sarif": ("codemod.output.sarif", "render_sarif"),
 }
+FORMATS = tuple(_RENDERERS)
+
+
+def renderer(name: str) -> Callable[..., str]:
+    """The function that renders findings in format ``name``."""
+    module, function = _RENDERERS[name]
+    return getattr(importlib.import_module(module), function)

@@ -31,12 +31,7 @@ from codemod.model.lines import split_lines
 from codemod.model.diagnostic import Diagnostic
 from codemod.passes.names import ModuleFacts
 
-# Passes import these from here; they live in codemod.model.options, which needs no libcst.
-from codemod.model.options import (
-    ACCELERATOR_TORCH,
-    DEFAULT_TARGET_TORCH,
-    Options,
-)  # noqa: F401
+from codemod.model.options import Options
 from codemod.rules import REGISTRY
 from codemod.model.applicability import decide
 from codemod.model.rule import Fix, Rule, TorchVersion

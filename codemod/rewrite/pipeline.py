@@ -32,7 +32,6 @@ from codemod.model.diagnostic import Diagnostic
 from codemod.model.lines import split_lines
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
-from codemod.passes.parens import BarePositions
 from codemod.rewrite import chunks, fstrings, grammar, imports
 from codemod.rewrite.checks import (  # noqa: F401  (RoundTripError: raised for callers)
     RewriteError,
@@ -232,8 +231,9 @@ def _visit_chunk(located, visit, instances, format_mode, chunk, text, module) ->
         for instance in instances:
             instance.metadata = metadata
             instance.changed = False
-        bare = BarePositions(context.bare)
-        traversal = SharedTraversal([bare, *instances], skipped, metadata.positions)
+        traversal = SharedTraversal(
+            instances, skipped, metadata.positions, context.bare
+        )
         last[:] = [traversal]
         try:
             return module.visit(traversal)

@@ -20,6 +20,7 @@ import libcst as cst
 
 from codemod.rewrite.chunks import blocks
 from codemod.passes.base import Pass
+from codemod.passes.parens import BARE_CHILD
 
 Span = Tuple[int, int]  # first and last line in the file, inclusive
 
@@ -40,22 +41,29 @@ class SharedTraversal(cst.CSTTransformer):
         passes: Sequence[Pass],
         outside: Set[cst.CSTNode] = frozenset(),
         positions=None,  # StatementPositions, told which statements it is in
+        bare: Optional[Set[cst.CSTNode]] = None,
     ) -> None:
         super().__init__()
         self.passes = passes
         self.outside = outside
+        # Expressions in a position that needs no parentheses, recorded as the
+        # traversal goes down (codemod.passes.parens), before any pass sees them.
+        self.bare = bare
         self.positions = positions  # told which statements the traversal is in
         self.skipping: Dict[int, cst.CSTNode] = {}  # pass index -> node it skips under
-        # Each pass's hooks by name: libcst's own dispatch looks up every pass's
-        # visit_X and leave_X on every node, and every node's every attribute, and
-        # mostly finds the empty ones each libcst transformer inherits.
-        self.visits: List[Dict[str, Callable]] = []
-        self.leaves: List[Dict[str, Callable]] = []
+        # The hooks by node type, each with its pass's index, in pass order: libcst's
+        # own dispatch looks up every pass's visit_X and leave_X on every node, and
+        # every node's every attribute, and mostly finds the empty ones each libcst
+        # transformer inherits; here a node meets only the passes that hook it.
+        self.visits: Dict[str, List[Tuple[int, Callable]]] = {}
+        self.leaves: Dict[str, List[Tuple[int, Callable]]] = {}
         self.attribute_hooks: Dict[str, List[Tuple[int, Callable]]] = {}
         for i, p in enumerate(passes):
             visits, leaves, attributes = _hooks(type(p))
-            self.visits.append({node: getattr(p, name) for node, name in visits})
-            self.leaves.append({node: getattr(p, name) for node, name in leaves})
+            for node, name in visits:
+                self.visits.setdefault(node, []).append((i, getattr(p, name)))
+            for node, name in leaves:
+                self.leaves.setdefault(node, []).append((i, getattr(p, name)))
             for name in attributes:
                 self.attribute_hooks.setdefault(name, []).append((i, getattr(p, name)))
         self.current: Optional[Pass] = None  # the pass running, to name it on a crash
@@ -68,29 +76,33 @@ class SharedTraversal(cst.CSTTransformer):
         if self.positions is not None:
             self.positions.enter(node)
         kind = type(node).__name__
-        for i, p in enumerate(self.passes):
-            if i in self.skipping:
+        if self.bare is not None:
+            child = BARE_CHILD.get(kind)
+            if child is not None:
+                self.bare.add(child(node))
+        skipping = self.skipping
+        for i, visit in self.visits.get(kind, ()):
+            if i in skipping:
                 continue
-            visit = self.visits[i].get(kind)
-            if visit is None:
-                continue
-            self.current = p
+            self.current = self.passes[i]
             if visit(node) is False:
-                self.skipping[i] = node
+                skipping[i] = node
         return True
 
     def on_leave(self, original_node, updated_node):
         if original_node in self.outside:
             return updated_node
-        kind = type(original_node).__name__
-        for i, p in enumerate(self.passes):
-            if self.skipping.get(i, original_node) is not original_node:
+        skipping = self.skipping
+        if skipping:  # a pass that skipped this node's children leaves it as usual
+            for i in [i for i, under in skipping.items() if under is original_node]:
+                del skipping[i]
+        kind = type(original_node)
+        for i, leave in self.leaves.get(kind.__name__, ()):
+            if i in skipping:
                 continue  # inside a node this pass skips
-            self.skipping.pop(i, None)
-            leave = self.leaves[i].get(kind)
-            if leave is None or type(updated_node) is not type(original_node):
-                continue
-            self.current = p
+            if type(updated_node) is not kind:
+                break  # replaced by another kind of node: the later passes leave it
+            self.current = self.passes[i]
             updated_node = leave(original_node, updated_node)
         if isinstance(original_node, cst.BaseStatement):
             self.built[original_node] = updated_node

@@ -6,7 +6,7 @@ The pass that finds and rewrites their sites is ``codemod.passes.amp``.
 
 from __future__ import annotations
 
-from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.versions import ACCELERATOR_TORCH
 from codemod.model.rule import Fix, Rule
 from codemod.rules.examples import EXAMPLE_BINDING
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from codemod.model.rule import Fix, Rule
 from codemod.rules.examples import EXAMPLE_BINDING
 
-DIST_TORCH = (2, 6)  # torch.distributed.get_default_backend_for_device
+from codemod.model.versions import DIST_TORCH
 
 RULES = (
     Rule(

@@ -18,7 +18,6 @@ from codemod.run.io import NotRegularError, read_problem, read_regular
 from codemod.run.job import FileResult, Job
 from codemod.run.lifetime import STOP_SIGNALS, bind_to_parent, block, unblock
 from codemod.run.prefilter import needs_parsing
-from codemod.run.process import process_file
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -50,6 +49,10 @@ def run(
             if progress:
                 progress(1)
     workers = min(jobs or os.cpu_count() or 1, len(todo))
+    if not todo:
+        return [r for r in results if r is not None]
+    from codemod.run.process import process_file  # only where a file needs it
+
     if workers <= 1:
         with _black_helper(job, todo):
             for index in todo:
@@ -74,6 +77,8 @@ def _black_helper(job: Job, todo: Sequence[int]):
 
 
 def _work_chunk(chunk: Sequence[Tuple[Path, Job]]) -> List[FileResult]:
+    from codemod.run.process import process_file  # imported before the fork
+
     return [process_file(path, job) for path, job in chunk]
 
 
@@ -108,6 +113,7 @@ def _run_pool(files, todo, job, workers, results, progress) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     import codemod.rewrite.pipeline  # noqa: F401  (imported once, inherited by the workers)
+    import codemod.run.process  # noqa: F401
 
     context = multiprocessing.get_context("fork")
     # A worker is forked with the parent's handlers: Ctrl-C or SIGTERM before its

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from codemod.model.lines import split_lines
-from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.versions import ACCELERATOR_TORCH
 from codemod.model.rule import Fix, format_version
 from codemod.rewrite.device.text import binding_statement, binding_value
 from codemod.rules import REGISTRY

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, List, Optional
 
-from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.versions import ACCELERATOR_TORCH
 from codemod.model.rule import TorchVersion
 
 if TYPE_CHECKING:  # pragma: no cover

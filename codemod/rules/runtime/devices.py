@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.versions import ACCELERATOR_TORCH, DEVICE_INDEX_TORCH
 from codemod.model.rule import Fix, Rule, TorchVersion
 from codemod.rules.examples import EXAMPLE_BINDING
-
-DEVICE_INDEX_TORCH: TorchVersion = (2, 8)  # torch.accelerator.device_index
 
 # A timing event as the examples' rewrite makes it (TP306, TP307).
 _TIMING_EVENT = (

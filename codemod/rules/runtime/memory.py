@@ -7,9 +7,11 @@ from __future__ import annotations
 from codemod.model.rule import Fix, Rule, TorchVersion
 from codemod.rules.examples import EXAMPLE_BINDING
 
-OOM_ERROR_TORCH: TorchVersion = (2, 5)  # torch.OutOfMemoryError
-MEMORY_TORCH: TorchVersion = (2, 9)  # torch.accelerator memory statistics
-MEMORY_INFO_TORCH: TorchVersion = (2, 10)  # torch.accelerator.get_memory_info
+from codemod.model.versions import (
+    MEMORY_INFO_TORCH,
+    MEMORY_TORCH,
+    OOM_ERROR_TORCH,
+)
 
 RULES = (
     Rule(

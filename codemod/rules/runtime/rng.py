@@ -4,7 +4,7 @@ the family)."""
 
 from __future__ import annotations
 
-from codemod.model.options import ACCELERATOR_TORCH
+from codemod.model.versions import ACCELERATOR_TORCH
 from codemod.model.rule import Fix, Rule
 from codemod.rules.examples import EXAMPLE_BINDING
 
