@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from codemod.run import process  # noqa: E402
 from codemod.run.io import FileChangedError, read_regular, write_atomic  # noqa: E402
 from codemod.run.job import WRITE, Job  # noqa: E402
-from codemod.passes.base import Options  # noqa: E402
+from codemod.model.options import Options  # noqa: E402
 
 SOURCE = "import torch\n\nx = torch.ones(2).cuda()\nn = 0  # edit 000000\n"
 

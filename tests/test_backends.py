@@ -17,14 +17,17 @@ from pathlib import Path
 import pytest
 
 from codemod.catalog.backends import (
+    ACCELERATOR_CONTRACT,
     BACKENDS,
     IDIOMS,
     NO,
     UNKNOWN,
     YES,
+    _callee,
     render_table,
     shown_by_presence,
 )
+from tests.fixture_cases import FIXTURES
 
 IN_TORCH = ("cuda", "cpu", "mps", "xpu")
 DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -120,3 +123,47 @@ def test_table_has_a_line_per_idiom():
     table = render_table().splitlines()
     assert len(table) == 2 + len(IDIOMS)
     assert table[0].startswith("| idiom | CUDA | CPU | MPS | XPU | TorchTPU")
+
+
+def _emitted_idioms():
+    """Each device-module member and torch.accelerator function the fixtures' after
+    files call, with one file that calls it."""
+    found = {}
+    for path in sorted(FIXTURES.rglob("*.after.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute):
+                continue
+            owner = node.value
+            if (
+                isinstance(owner, ast.Call)
+                and isinstance(owner.func, ast.Attribute)
+                and owner.func.attr == "get_device_module"
+            ):
+                found.setdefault("." + node.attr, path)
+            elif (
+                isinstance(owner, ast.Attribute)
+                and owner.attr == "accelerator"
+                and isinstance(owner.value, ast.Name)
+                and owner.value.id == "torch"
+            ):
+                found.setdefault("torch.accelerator." + node.attr, path)
+    return found
+
+
+def test_every_emitted_idiom_has_its_evidence():
+    """A form torchport starts writing gets a row saying which backends have it;
+    a torch.accelerator function of the contract every backend serves needs none."""
+    rows = {_callee(idiom) for idiom in IDIOMS}
+    contract = {f"torch.accelerator.{name}" for name in ACCELERATOR_CONTRACT}
+    without = {
+        idiom: str(path.relative_to(FIXTURES))
+        for idiom, path in _emitted_idioms().items()
+        if idiom not in rows and idiom not in contract
+    }
+    assert without == {}
+
+
+def test_the_contract_is_torch_accelerator():
+    import torch
+
+    assert all(callable(getattr(torch.accelerator, n)) for n in ACCELERATOR_CONTRACT)

@@ -336,6 +336,24 @@ IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
 }
 
 
+# torch.accelerator functions every accelerator backend serves through torch's own
+# accelerator hooks: they are the contract, not one vendor's module, and need no row
+# per backend. On a machine without an accelerator the first three answer (None,
+# False, 0) and the others raise; torchport writes those behind a CPU guard
+# (tests/test_signatures.py).
+ACCELERATOR_CONTRACT = (
+    "current_accelerator",
+    "is_available",
+    "device_count",
+    "current_device_index",
+    "set_device_index",
+    "device_index",
+    "current_stream",
+    "set_stream",
+    "synchronize",
+)
+
+
 def backends_of(idiom: str) -> Mapping[str, Evidence]:
     """The evidence row of one emitted idiom (KeyError when torchport does not emit it)."""
     return IDIOMS[idiom]
