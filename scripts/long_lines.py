@@ -83,7 +83,7 @@ def main() -> None:
                 path = Path(folder) / f"long_{size}.py"
                 long_line_file(path, size)
                 got = measure(command, path, flags)
-                rewritten = ".to(DEVICE)" in path.read_text()
+                rewritten = ".to(DEVICE())" in path.read_text()
                 result = "rewritten" if rewritten else f"exit {got['code']}"
                 if got["code"] not in (0, 1):
                     result += ": " + got["stderr"].strip().splitlines()[-1]

@@ -67,6 +67,12 @@ from census import run_census  # noqa: E402
 
 SKIP_DIRS = {".git", "__pycache__"}
 DEVICE_LIKE = re.compile(r"^(cuda(:\d+)?|cuda:(\{[^{}]*\}|%[ds])|nccl)$")
+# The docstring of the device accessor torchport defines (`def DEVICE(): ...`): its
+# own text, the one string a rewrite adds.
+ACCESSOR_DOCS = {
+    "The accelerator found on first use, else the CPU.",
+    "The CUDA device found on first use, else the CPU.",
+}
 NOQA = re.compile(r"#\s*noqa\b", re.I)
 
 
@@ -197,6 +203,9 @@ def strings(src: str) -> tuple[list[str], Counter]:
                 and isinstance(b[0].value, ast.Constant)
                 and isinstance(b[0].value.value, str)
             ):
+                if b[0].value.value in ACCESSOR_DOCS:
+                    doc_ids.add(id(b[0].value))
+                    continue
                 docs.append(b[0].value.value)
                 doc_ids.add(id(b[0].value))
     # The "cpu" of a device choice, ``"cuda" if ... else "cpu"``, goes with it.

@@ -102,7 +102,7 @@ def test_cpu_streams_do_what_the_unguarded_stream_forms_need():
 
 
 def test_methods_the_cpu_lacks_are_the_guarded_ones():
-    # Emitted behind DEVICE.type != "cpu": each would raise on the CPU.
+    # Emitted behind DEVICE().type != "cpu": each would raise on the CPU.
     stream = torch.get_device_module(CPU).current_stream()
     assert not hasattr(stream, "synchronize") and not hasattr(stream, "query")
     assert not hasattr(torch.cpu.Event(), "elapsed_time")
@@ -129,7 +129,7 @@ def test_stream_methods_follow_the_binding():
         "    x.record_stream(mine)\n"
     )
     code = rewrite_source(source, options_of(source)).code
-    guarded = r'if DEVICE.type != "cpu":\s+'
+    guarded = r'if DEVICE\(\)\.type != "cpu":\s+'
     assert re.search(guarded + r"mine\.synchronize\(\)", code)
     assert re.search(guarded + r"x\.record_stream\(mine\)", code)
     # A parameter is not known to be a stream.

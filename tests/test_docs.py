@@ -72,7 +72,7 @@ def test_explain_prints_the_rule():
     assert proc.stdout.startswith("# TP402 cuda-amp-grad-scaler\n")
     assert (
         "## Fix safety" in proc.stdout
-        and "GradScaler(DEVICE.type, 2.0**10)" in proc.stdout
+        and "GradScaler(DEVICE().type, 2.0**10)" in proc.stdout
     )
 
 
@@ -101,4 +101,4 @@ def test_explain_shows_which_backends_implement_the_fix():
     assert proc.returncode == 0, proc.stderr
     table = proc.stdout.split("## Backends", 1)[1]
     assert "| idiom | CUDA | CPU | MPS | XPU | TorchTPU | TorchNeuron |" in table
-    assert "| `torch.get_device_module(DEVICE).synchronize()` | yes | yes |" in table
+    assert "| `torch.get_device_module(DEVICE()).synchronize()` | yes | yes |" in table

@@ -186,7 +186,11 @@ def check(source: str, options: Optional[Options] = None, fmt: bool = True) -> s
 
 
 _DEVICE_LITERAL = re.compile(r"(cuda|cpu)(:\d+)?")
-_DEVICE_TYPE = re.compile(r"\{\w+\.type\}")
+ACCESSOR_DOCS = {
+    "The accelerator found on first use, else the CPU.",
+    "The CUDA device found on first use, else the CPU.",
+}
+_DEVICE_TYPE = re.compile(r"\{\w+(\(\))?\.type\}")
 
 
 def _tokens(source: str):
@@ -208,12 +212,14 @@ def _strings(source: str) -> Counter:
         prefix = token.string[: token.string.index(token.string[-1])].lower()
         if "f" in prefix:
             if "cuda" in token.string or _DEVICE_TYPE.search(token.string):
-                continue  # f"cuda:{i}" <-> f"{DEVICE.type}:{i}", by design
+                continue  # f"cuda:{i}" <-> f"{DEVICE().type}:{i}", by design
             kept[("f", _requoted(token.string))] += 1
             continue
         value = ast.literal_eval(token.string)
         if isinstance(value, str) and _DEVICE_LITERAL.fullmatch(value):
             continue
+        if value in ACCESSOR_DOCS:
+            continue  # the docstring of the device accessor torchport defines
         kept[("s", value)] += 1
     return kept
 

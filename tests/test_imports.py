@@ -69,7 +69,8 @@ def test_binding_never_goes_above_the_optional_import():
         "x = torch.ones(1).cuda() if torch else None\n"
     )
     code = rewrite_source(source, Options()).code
-    assert code.startswith("try:\n    import torch\n    DEVICE = (")
+    assert code.startswith("import functools\n\ntry:\n    import torch\n\n")
+    assert "    @functools.cache\n    def DEVICE():\n" in code
     assert code.count("import torch") == 1
 
 
@@ -86,8 +87,8 @@ def test_lazy_import_used_outside_its_function_gets_a_module_binding():
         "    return x.cuda()\n"
     )
     code = rewrite_source(source, Options()).code
-    assert code.startswith("import torch\n")
-    assert code.index("DEVICE = (") < code.index("def main")
+    assert code.startswith("import functools\n\nimport torch\n")
+    assert code.index("def DEVICE():") < code.index("def main")
     compile(code, "<rewritten>", "exec")
 
 
@@ -98,7 +99,7 @@ def test_second_run_reuses_a_binding_written_in_a_function():
         once + "\n\ndef more():\n    import torch\n\n    return torch.ones(1).cuda()\n"
     )
     twice = rewrite_source(extended, Options()).code
-    assert twice.count("DEVICE = (") == 3
+    assert twice.count("def DEVICE():") == 3
     assert "ACCELERATOR_DEVICE" not in twice
 
 
@@ -113,8 +114,8 @@ def test_a_binding_assigned_after_a_use_is_not_reused():
         ")\n"
     )
     code = rewrite_source(source, Options()).code
-    assert "x = torch.ones(1).to(ACCELERATOR_DEVICE)\n" in code
-    assert code.index("ACCELERATOR_DEVICE = ") < code.index("x = ")
+    assert "x = torch.ones(1).to(ACCELERATOR_DEVICE())\n" in code
+    assert code.index("def ACCELERATOR_DEVICE():") < code.index("x = ")
     exec(compile(code, "<rewritten>", "exec"), {})
 
 

@@ -66,10 +66,10 @@ def test_python_cell_magics_are_rewritten_and_run_on_cpu(tmp_path):
     proc = run_cli(["fix", str(target)], cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the %%bash cell is left
     cells = _cells(target)
-    assert cells[0].startswith("%%time\nimport torch\n")
-    assert "x = torch.ones(2).to(DEVICE)" in cells[0]
-    assert cells[1] == "%%timeit -n 1 -r 1\ny = torch.zeros(3).to(DEVICE)"
-    assert cells[2] == "%%capture out\nz = torch.ones(1).to(DEVICE)\nprint(z)"
+    assert cells[0].startswith("%%time\nimport functools\n\nimport torch\n")
+    assert "x = torch.ones(2).to(DEVICE())" in cells[0]
+    assert cells[1] == "%%timeit -n 1 -r 1\ny = torch.zeros(3).to(DEVICE())"
+    assert cells[2] == "%%capture out\nz = torch.ones(1).to(DEVICE())\nprint(z)"
     assert cells[3] == "%%bash\necho cuda"
     assert proc.stdout == (
         f"{target}:cell 4:1:1: TP990 a `%%bash` cell is not Python: torchport leaves"

@@ -36,15 +36,15 @@ def test_binding_below_2_6_is_the_cuda_programs_own_device(target):
     # DDP's device_ids fix needs the device even where torch.accelerator is missing.
     source = (FIXTURES / "binding" / "target_2_4_ddp.before.py").read_text()
     code = rewrite_source(source, Options(target_torch=target)).code
-    binding = 'DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")'
-    assert binding in code
-    assert 'device_ids=[0] if DEVICE.type != "cpu" else None' in code
+    binding = 'return torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+    assert "def DEVICE():" in code and binding in code
+    assert 'device_ids=[0] if DEVICE().type != "cpu" else None' in code
     assert too_new(code, target) == []
 
 
-@pytest.mark.parametrize("positions, line", [("output", 12), ("input", 15)])
+@pytest.mark.parametrize("positions, line", [("output", 17), ("input", 15)])
 def test_the_cuda_only_binding_is_reported(positions, line):
-    # Written at line 12 of the output; in the input it is needed from line 15 on.
+    # Written at line 17 of the output; in the input it is needed from line 15 on.
     source = (FIXTURES / "binding" / "target_2_4_ddp.before.py").read_text()
     result = rewrite_source(source, Options(target_torch=(2, 4)), positions=positions)
     (report,) = [d for d in result.diagnostics if d.code == "TP103"]

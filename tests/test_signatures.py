@@ -47,7 +47,7 @@ ROWS = [
 def _targets(row: catalog.Row, guarded: bool = False) -> List[Tuple[str, Callable]]:
     """(where, function) the emitted call reaches: on CUDA the device module is
     torch.cuda; on the CPU it is torch.cpu, reached only where the call is not
-    guarded (``guarded``: behind ``DEVICE.type != "cpu"``)."""
+    guarded (``guarded``: behind ``DEVICE().type != "cpu"``)."""
     template = row.portable or ""
     if "{device}" not in template:
         name = template.format(torch="torch")
@@ -90,7 +90,7 @@ def _samples(function) -> List[str]:
 
 def _emitted(code: str, callee: str) -> Tuple[Optional[cst.Call], bool]:
     """The first call of ``callee`` in ``code``, and whether it is the accelerator
-    branch of ``... if DEVICE.type != "cpu" else ...``."""
+    branch of ``... if DEVICE().type != "cpu" else ...``."""
     found: List[cst.Call] = []
     guarded: List[cst.CSTNode] = []
 
@@ -118,7 +118,7 @@ def _binds(function, call: cst.Call) -> None:
         signature = inspect.signature(function)
     except ValueError:
         code = cst.Module([]).code_for_node(call)
-        eval(code, {"torch": torch, "DEVICE": torch.device("cpu")})
+        eval(code, {"torch": torch, "DEVICE": lambda: torch.device("cpu")})
         return
     signature.bind(*positional, **keywords)
 
@@ -147,7 +147,7 @@ def test_target_exists(row):
 def test_emitted_call_binds_to_the_target(row, args):
     source = f"import torch\n\nresult = {row.name}({args})\n"
     result = rewrite_source(source, OPTIONS)
-    callee = (row.portable or "").format(torch="torch", device="DEVICE")
+    callee = (row.portable or "").format(torch="torch", device="DEVICE()")
     call, guarded = _emitted(result.code, callee)
     if call is None:  # left as it is: then it must be reported
         assert row.name in result.code

@@ -19,15 +19,17 @@ from codemod.model.versions import (
 
 _ACC = "{torch}.accelerator."
 _MOD = "{torch}.get_device_module({device})."
-GUARD_ADVICE = 'guard it with `if DEVICE.type == "cuda":`'
+GUARD_ADVICE = 'guard it with `if DEVICE().type == "cuda":`'
 DIAGNOSTIC = (
-    'CUDA diagnostics; guard it with `if DEVICE.type == "cuda":` or use '
+    'CUDA diagnostics; guard it with `if DEVICE().type == "cuda":` or use '
     "`torch.accelerator.memory_stats()` (torch >= 2.9)"
 )
-ALLOCATOR = 'CUDA caching-allocator setting; guard it with `if DEVICE.type == "cuda":`'
+ALLOCATOR = (
+    'CUDA caching-allocator setting; guard it with `if DEVICE().type == "cuda":`'
+)
 UNKNOWN_ADVICE = (
     "no portable equivalent known to torchport; guard it with "
-    '`if DEVICE.type == "cuda":` or replace it by hand'
+    '`if DEVICE().type == "cuda":` or replace it by hand'
 )
 NVTX_PAIR = (
     "nvtx push/pop exist only in CUDA builds; pair them into "
@@ -220,7 +222,7 @@ ROWS: List[Row] = [
     ),
     *_no_portable_form(
         "device properties differ by backend; guard it with "
-        '`if DEVICE.type == "cuda":` or keep only the fields you need',
+        '`if DEVICE().type == "cuda":` or keep only the fields you need',
         "get_device_properties",
     ),
     *_no_portable_form(
@@ -230,7 +232,7 @@ ROWS: List[Row] = [
     ),
     *_no_portable_form("CUDA initializes lazily; remove it or guard it", "init"),
     *_no_portable_form(
-        'CUDA-only state; guard it with `DEVICE.type == "cuda"`', "is_initialized"
+        'CUDA-only state; guard it with `DEVICE().type == "cuda"`', "is_initialized"
     ),
     # The same class since torch 2.5 (tests/test_signatures.py checks it).
     Row(

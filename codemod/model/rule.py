@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Iterable, Optional, Tuple
 
 TorchVersion = Tuple[int, int]
 
@@ -33,6 +33,9 @@ class Rule:
     # Whole programs the rule must leave alone: no site of it, no change (executed by
     # tests/test_docs.py as the example is).
     valid: Tuple[str, ...] = ()
+    # Whether the fix reads the device (``DEVICE()``): where the original did not ask
+    # for CUDA, such a fix asks for the accelerator earlier, and is then unsafe.
+    reads_device: bool = True
     # "error": the site can break off CUDA, so it fails --check; "info": it runs
     # everywhere as it stands (shown and counted, fails only with --strict).
     severity: str = "error"

@@ -39,6 +39,11 @@ class Mapping:
 
 AUTOCAST_ARGS = ("enabled", "dtype", "cache_enabled")
 _CUSTOM = Mapping("{device}.type", "device_type", decorator=True)
+# A decorator's device type is read when the module is imported: the accelerator
+# this build of torch has, which asks no device (torch >= 2.7; on 2.6
+# current_accelerator() raises without one). Exact on CUDA: a CUDA build says "cuda".
+BUILT_TYPE = '({torch}.accelerator.current_accelerator() or {torch}.device("cpu")).type'
+BUILT_TYPE_TORCH = (2, 7)
 # Catalogue row (its first name) -> how its calls are rewritten.
 SHAPES: Dict[str, Mapping] = {
     "torch.cuda.amp.autocast": Mapping("{device}.type", None, AUTOCAST_ARGS),
@@ -204,8 +209,14 @@ class Amp(Pass):
         )
         return updated_node.with_changes(decorator=call)
 
+    def _device_template(self, mapping: Mapping) -> str:
+        if mapping.decorator and self.context.options.target_torch >= BUILT_TYPE_TORCH:
+            return BUILT_TYPE
+        return mapping.device
+
     def _decide(self, node: cst.CSTNode, mapping: Mapping) -> bool:
-        if "{device}" in mapping.device and self._before_binding(node):
+        reads_device = "{device}" in self._device_template(mapping)
+        if reads_device and self._before_binding(node):
             name = self.context.device_name
             self.report(
                 node,
@@ -214,7 +225,7 @@ class Amp(Pass):
                 f"is assigned: move the `{name} = ...` line above it",
             )
             return False
-        return self.record_and_decide(node, mapping.code)
+        return self.record_and_decide(node, mapping.code, reads_device=reads_device)
 
     @staticmethod
     def _keeps_meaning(mapping: Mapping, args) -> bool:
@@ -228,7 +239,7 @@ class Amp(Pass):
 
     def _arguments(self, mapping: Mapping, args: List[cst.Arg]) -> List[cst.Arg]:
         """The new argument list: the device added, positional ones named if needed."""
-        device = self.expr(mapping.device)
+        device = self.expr(self._device_template(mapping))
         positional = [a for a in args if a.keyword is None and a.star != "**"]
         keywords = [a for a in args if a not in positional]
         if mapping.positional is not None:

@@ -36,6 +36,11 @@ from codemod.rules import REGISTRY
 from codemod.model.applicability import decide
 from codemod.model.rule import Fix, Rule, TorchVersion
 
+EARLY_READ = (
+    "; the fix would ask for the accelerator here, where the original did not ask"
+    " for CUDA (at import time, or before a fork or a CUDA_VISIBLE_DEVICES write)"
+)
+
 _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
@@ -138,6 +143,13 @@ class FileContext:
         self.bare: Set[cst.CSTNode] = set()
         # Filled by codemod.rewrite.device.plan_binding before the first pass runs.
         self.device_name = options.device_name
+        # The binding is an accessor, called where the device is read (DEVICE()), or
+        # a variable the module binds itself (its own, or a device-import).
+        self.device_call = False
+        self.functools_name = "functools"  # how the accessor reaches functools.cache
+        # Statements where reading the device asks for the accelerator earlier than
+        # the original asked for CUDA (codemod.rewrite.device.timing).
+        self.early_reads: Set[Tuple[int, int]] = set()
         self.torch_name = "torch"
         self.needs_device = False
         self.needs_torch = False  # some pass emitted `torch.<...>`
@@ -154,8 +166,18 @@ class FileContext:
         self.binding_line = 0  # where the module's binding is assigned, if it has one
         self.indent_unit = "    "  # the file's indentation step (chunks.indent_unit)
         # Tests a pass is about to make true only with an accelerator (`x == "cuda"`
-        # becoming `x == DEVICE.type != "cpu"`): what they guard needs no guard.
+        # becoming `x == DEVICE().type != "cpu"`): what they guard needs no guard.
         self.accelerator_tests: Set[cst.CSTNode] = set()
+
+    def reads_early(self, line: int) -> bool:
+        """Whether reading the device at ``line`` would ask for the accelerator
+        earlier than the original asked for CUDA."""
+        return any(first <= line <= last for first, last in self.early_reads)
+
+    @property
+    def device_code(self) -> str:
+        """How emitted code reads the device: ``DEVICE()`` or ``device``."""
+        return self.device_name + ("()" if self.device_call else "")
 
     def claim(self, node: cst.CSTNode) -> None:
         """Keep the other passes off ``node`` and everything inside it."""
@@ -278,17 +300,23 @@ class Pass(cst.CSTTransformer):
         message: str = "",
         fix: Optional[Fix] = None,
         min_torch: Optional[TorchVersion] = None,
+        reads_device: Optional[bool] = None,
     ) -> bool:
         """Record a site of rule ``code`` (a diagnostic); True when its fix is to be
         applied (enabled, not suppressed, safe or allowed, and the target torch has
-        it)."""
+        it). ``reads_device``: whether this site's fix reads the device, where it is
+        not what the rule's fixes do."""
         if node in self.context.claimed:
             return False
         line, col = self.position(node)
         end = self.end_position(node)
-        decided = self.context.decide(
-            REGISTRY[code], line, col, message, fix, end, min_torch
-        )
+        rule = REGISTRY[code]
+        fix = fix or rule.fix
+        reads = rule.reads_device if reads_device is None else reads_device
+        if fix is Fix.SAFE and reads and self.context.reads_early(line):
+            fix = Fix.UNSAFE
+            message = (message or rule.message) + EARLY_READ
+        decided = self.context.decide(rule, line, col, message, fix, end, min_torch)
         self.changed |= decided
         return decided
 
@@ -302,8 +330,14 @@ class Pass(cst.CSTTransformer):
         line = self.position(node)[0]
         suppressed = self.context.suppressed(line, code)
         rule = REGISTRY[code]
+        fix = rule.fix
+        if fix is Fix.SAFE and rule.reads_device and self.context.reads_early(line):
+            fix = Fix.UNSAFE
         options = self.context.options
-        return decide(rule, options, suppressed=suppressed, min_torch=min_torch).apply
+        decision = decide(
+            rule, options, suppressed=suppressed, fix=fix, min_torch=min_torch
+        )
+        return decision.apply
 
     def drop_import_if_unused(
         self, module: str, name: Optional[str] = None, alias: Optional[str] = None
@@ -319,13 +353,15 @@ class Pass(cst.CSTTransformer):
         self.record_and_decide(node, code, message, Fix.NONE)
 
     # -- code to emit ---------------------------------------------------------
-    def device(self) -> cst.Name:
-        """The module's device binding (a torch.device)."""
+    def device(self) -> cst.BaseExpression:
+        """The module's device (a torch.device): ``DEVICE()``, the accessor that asks
+        for the accelerator on first use, or the module's own device variable."""
         self.context.needs_device = True
-        return cst.Name(self.context.device_name)
+        name = cst.Name(self.context.device_name)
+        return cst.Call(name) if self.context.device_call else name
 
     def device_type(self) -> cst.Attribute:
-        """``DEVICE.type``: the device as a string."""
+        """``DEVICE().type``: the device as a string."""
         return cst.Attribute(self.device(), cst.Name("type"))
 
     def expr(self, template: str, **values: cst.BaseExpression) -> cst.BaseExpression:
@@ -338,7 +374,7 @@ class Pass(cst.CSTTransformer):
         if "{torch}" in template:
             self.context.needs_torch = True
         code = template.replace("{torch}", self.context.torch_name).replace(
-            "{device}", self.context.device_name
+            "{device}", self.context.device_code
         )
         if values:
             from libcst.helpers import parse_template_expression

@@ -29,8 +29,8 @@ INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|gpu_idx)$")
 
 
 class Kind(enum.Enum):
-    STRING = "string"  # a device string is expected: DEVICE.type
-    OBJECT = "object"  # a torch.device is accepted: DEVICE
+    STRING = "string"  # a device string is expected: DEVICE().type
+    OBJECT = "object"  # a torch.device is accepted: DEVICE()
     IGNORE = "ignore"  # not a device (dict key, subscript) or handled by the parent
     TEMPLATE = "template"  # "cuda:{}" formatted into a device string
     MESSAGE = "message"  # printed or logged text, not a device

@@ -4,8 +4,8 @@ Only string literals whose *position* means "a device" are rewritten. A parent
 node (a call argument, a comparison, an assignment to a ``*device*`` name, ...)
 classifies its child literal on the way down; the literal is rewritten on the way
 up. Every other literal that is exactly ``"cuda"`` or ``"cuda:N"`` is reported.
-Types are kept: a string becomes ``DEVICE.type`` (or ``f"{DEVICE.type}:N"``), and
-only positions that take a ``torch.device`` get ``DEVICE`` itself. The positions,
+Types are kept: a string becomes ``DEVICE().type`` (or ``f"{DEVICE().type}:N"``), and
+only positions that take a ``torch.device`` get ``DEVICE()`` itself. The positions,
 and what each takes, are ``codemod.passes.device_positions``.
 """
 
@@ -62,7 +62,7 @@ ACCELERATOR_COMPARISONS = {
 INDEX = "an int device index means that CUDA device (and raises without one)"
 MESSAGE = (
     'hard-coded "cuda" in a message (only printed or logged): left as it is; '
-    "if it should name the device in use, derive it from `DEVICE.type`"
+    "if it should name the device in use, derive it from `DEVICE().type`"
 )
 
 
@@ -80,7 +80,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
         self.collapse: Set[cst.CSTNode] = set()  # IfExps that become the binding
         self.device_types: Set[cst.CSTNode] = (
             set()
-        )  # DEVICE.type nodes we built (kept alive: an id could be reused)
+        )  # DEVICE().type nodes we built (kept alive: an id could be reused)
         self.messages: Set[cst.CSTNode] = set()  # arguments of print() and log calls
         self.indices: Set[cst.CSTNode] = set()  # int device indices: `.to(gpu_id)`
 
@@ -224,7 +224,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
                 return
 
     def _is_cuda_only_test(self, sides) -> bool:
-        """``DEVICE.type == "cuda"`` of the binding: the guard of code kept for CUDA
+        """``DEVICE().type == "cuda"`` of the binding: the guard of code kept for CUDA
         alone (nvtx, allocator settings), which must stay CUDA-only."""
         return any(is_binding_type(side, self.context.device_name) for side in sides)
 
@@ -243,7 +243,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
         index = location_index(original) if kind is Kind.LOCATION else None
         if index is not None:
             return self.expr(self._indexed_device(), index=index)
-        # "cuda:N" / f"cuda:{i}" -> f"{DEVICE.type}:N" / f"{DEVICE.type}:{i}"
+        # "cuda:N" / f"cuda:{i}" -> f"{DEVICE().type}:N" / f"{DEVICE().type}:{i}"
         if isinstance(original, cst.SimpleString):
             quote = original.quote
             rest = [cst.FormattedStringText(literal[len("cuda") :])]
@@ -277,7 +277,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
         return self.kinds.get(node, (None,))[0] is Kind.TEMPLATE
 
     def _format_call(self, original: cst.Call, updated: cst.Call):
-        """ "cuda:{}".format(i) -> "{}:{}".format(DEVICE.type, i): the device type
+        """ "cuda:{}".format(i) -> "{}:{}".format(DEVICE().type, i): the device type
         becomes the template's first argument."""
         template = original.func.value  # type: ignore[attr-defined]
         field = _FORMAT_FIELD.search(str(template.evaluated_value))
@@ -299,7 +299,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
         )
 
     def _percent(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
-        """ "cuda:%d" % i -> "%s:%d" % (DEVICE.type, i)."""
+        """ "cuda:%d" % i -> "%s:%d" % (DEVICE().type, i)."""
         if not self.record_and_decide(original.left, "TP102"):
             return updated
         text = "%s" + str(original.left.evaluated_value)[len("cuda") :]  # type: ignore
@@ -353,8 +353,8 @@ class DeviceStrings(AcceleratedBranches, Pass):
         return INDEXED_DEVICE
 
     def _index_arguments(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        """``x.to(gpu_id)`` -> ``x.to(torch.device(DEVICE.type, gpu_id) if ... else
-        DEVICE)``."""
+        """``x.to(gpu_id)`` -> ``x.to(torch.device(DEVICE().type, gpu_id) if ... else
+        DEVICE())``."""
         args = list(updated.args)
         for position, arg in enumerate(original.args):
             if arg.value in self.indices and self.record_and_decide(
@@ -371,7 +371,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
             original_node.func.value
         ):
             return self._format_call(original_node, updated_node)
-        # torch.device(DEVICE.type) -> DEVICE
+        # torch.device(DEVICE().type) -> DEVICE()
         if (
             len(updated_node.args) == 1
             and updated_node.args[0].value in self.device_types

@@ -10,10 +10,10 @@ A fallback check (``if args.device == "cuda" and not torch.cuda.is_available():
 args.device = "cpu"``, or plainly ``if not torch.cuda.is_available(): args.device =
 "cpu"``) takes the CPU when CUDA is missing for what the user asked for, which may
 be "cuda"; ``fallback_checks`` finds it so that it is kept as written (a widened
-check, or a "cuda" read as ``DEVICE.type``, would no longer take it).
+check, or a "cuda" read as ``DEVICE().type``, would no longer take it).
 
-``DEVICE.type != "cpu"`` is the guard torchport emits (``is_guard``, ``without_guards``)
-and ``DEVICE.type == "cuda"`` the test of code kept for CUDA (``is_cuda_test``);
+``DEVICE().type != "cpu"`` is the guard torchport emits (``is_guard``, ``without_guards``)
+and ``DEVICE().type == "cuda"`` the test of code kept for CUDA (``is_cuda_test``);
 ``AcceleratedBranches`` tells a pass when what it visits runs only with an
 accelerator, where that guard is already true.
 """
@@ -182,16 +182,21 @@ def fallback_checks(
     return (comparisons, inner) if inner else ([], [])  # type: ignore[return-value]
 
 
+def is_device_ref(node: cst.CSTNode, device_name: str) -> bool:
+    """How emitted code reads the module's device: ``DEVICE()`` (the accessor) or
+    ``DEVICE()`` (a device variable)."""
+    if isinstance(node, cst.Call) and not node.args:
+        node = node.func
+    return isinstance(node, cst.Name) and node.value == device_name
+
+
 def is_guard(test: cst.BaseExpression, device_name: str) -> bool:
-    """``DEVICE.type != "cpu"``, the guard torchport emits."""
+    """``DEVICE().type != "cpu"``, the guard torchport emits."""
     return (
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
         and isinstance(test.comparisons[0].operator, cst.NotEqual)
-        and isinstance(test.left, cst.Attribute)
-        and isinstance(test.left.value, cst.Name)
-        and test.left.value.value == device_name
-        and test.left.attr.value == "type"
+        and is_binding_type(test.left, device_name)
         and isinstance(test.comparisons[0].comparator, cst.SimpleString)
         and test.comparisons[0].comparator.evaluated_value == "cpu"
     )
@@ -209,23 +214,22 @@ class _Unguard(cst.CSTTransformer):
 
 
 def without_guards(value: cst.BaseExpression, device_name: str) -> cst.BaseExpression:
-    """``value`` with each ``X if DEVICE.type != "cpu" else Y`` in it reduced to X:
+    """``value`` with each ``X if DEVICE().type != "cpu" else Y`` in it reduced to X:
     for an expression that is about to be put behind that same guard."""
     return value.visit(_Unguard(device_name))  # type: ignore[return-value]
 
 
 def is_binding_type(node: cst.CSTNode, device_name: str) -> bool:
-    """``DEVICE.type`` of the module's device binding."""
+    """``DEVICE().type`` of the module's device binding."""
     return (
         isinstance(node, cst.Attribute)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == device_name
+        and is_device_ref(node.value, device_name)
         and node.attr.value == "type"
     )
 
 
 def is_cuda_test(test: cst.BaseExpression, device_name: str) -> bool:
-    """``DEVICE.type == "cuda"`` of the binding: what follows runs on CUDA only."""
+    """``DEVICE().type == "cuda"`` of the binding: what follows runs on CUDA only."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
@@ -242,13 +246,13 @@ _CPU_STRING = re.compile("cpu")
 
 class AcceleratedBranches:
     """Mixin for a pass: ``in_accelerated_branch()`` says whether what is being
-    visited runs only where there is an accelerator, so that ``DEVICE.type !=
+    visited runs only where there is an accelerator, so that ``DEVICE().type !=
     "cpu"`` is already true there and no guard is needed.
 
     Such a branch is the body of ``if torch.cuda.is_available():`` (or
     ``torch.accelerator``'s, also as an operand of an ``and``; with CUDA the device
     binding is an accelerator), of the guard torchport emits, of a test chained with
-    it (``x == DEVICE.type != "cpu"``), or of a flag that selects the "cuda" device
+    it (``x == DEVICE().type != "cpu"``), or of a flag that selects the "cuda" device
     (``"cuda" if args.cuda else "cpu"``, seen before: where it is set, the program
     runs on the accelerator).
     """
@@ -304,11 +308,11 @@ class AcceleratedBranches:
             name = self.qualified_name(test.func)  # type: ignore[attr-defined]
             return name in AVAILABILITY and not test.args
         if test in self.context.accelerator_tests:  # type: ignore[attr-defined]
-            return True  # `x == "cuda"`, about to become `x == DEVICE.type != "cpu"`
+            return True  # `x == "cuda"`, about to become `x == DEVICE().type != "cpu"`
         if is_cuda_test(test, device_name):
             return True
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 2:
-            # `x == DEVICE.type != "cpu"`: its last link is the guard.
+            # `x == DEVICE().type != "cpu"`: its last link is the guard.
             first, last = test.comparisons
             test = cst.Comparison(first.comparator, [last])
         return cst.Module([]).code_for_node(test) in self.flags or is_guard(

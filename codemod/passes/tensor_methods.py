@@ -31,11 +31,11 @@ NO_DEVICE_TYPES = ("PackedSequence", "pack_padded_sequence", "pack_sequence")
 KEPT_TEST = (
     "`.is_cuda` kept: it guards CUDA-only code here (a CUDA-only library, or a "
     "function named for CUDA), which a test of any accelerator would run elsewhere; "
-    'port that code, then test `x.device.type == DEVICE.type != "cpu"`'
+    'port that code, then test `x.device.type == DEVICE().type != "cpu"`'
 )
 PACKED = (
     "`.is_cuda` in a module that uses PackedSequence, which has no `.device`: for a "
-    'tensor use `x.device.type == DEVICE.type != "cpu"`, for a PackedSequence '
+    'tensor use `x.device.type == DEVICE().type != "cpu"`, for a PackedSequence '
     "`x.data.device.type`"
 )
 
@@ -55,7 +55,7 @@ def _is_zero(value: cst.BaseExpression) -> bool:
 
 def _is_index(value: cst.BaseExpression) -> bool:
     """An int literal, or a name that says it is an index; anything else might be a
-    torch.device, which `torch.device(DEVICE.type, x)` would reject."""
+    torch.device, which `torch.device(DEVICE().type, x)` would reject."""
     if isinstance(value, cst.Integer):
         return True
     name = value.attr.value if isinstance(value, cst.Attribute) else None
@@ -221,7 +221,7 @@ class TensorMethods(AcceleratedBranches, Pass):
                 original,
                 "TP201",
                 "`.cuda()` in a module that defines its own "
-                "`cuda` method: check the receiver, then use `.to(DEVICE)`",
+                "`cuda` method: check the receiver, then use `.to(DEVICE())`",
             )
             return updated
         index = [
@@ -284,7 +284,7 @@ class TensorMethods(AcceleratedBranches, Pass):
                 original_node,
                 "TP202",
                 "`.is_cuda` is also assigned in this "
-                "module: if this is a tensor's, use `x.device.type == DEVICE.type`",
+                "module: if this is a tensor's, use `x.device.type == DEVICE().type`",
             )
             return updated_node
         if self.packed:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from functools import lru_cache
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from codemod.model.lines import split_lines
 from codemod.rewrite.chunks import blocks, splice

@@ -41,7 +41,7 @@ from codemod.rewrite.checks import (  # noqa: F401  (RoundTripError: raised for 
     check_valid,
     formatting_is_safe,
 )
-from codemod.rewrite.device import place, plan
+from codemod.rewrite.device import order, place, plan
 from codemod.rewrite.device.text import binding_statement
 from codemod.rewrite.formatting import format_changed, line_map
 from codemod.rewrite.hits import context_lines, hit_lines
@@ -201,14 +201,14 @@ def visit_chunks(located: Located, options: Options, format_mode, reuse: bool) -
     plan.plan_binding(located.tree, located.facts, context, reuse)
     instances = [p(context) for p in located.passes]
     visit = Visit(context)
-    undecided = reuse and plan.reuses_user_variable(context)
+    undecided = reuse and order.reuses_user_variable(context)
     for chunk, text, module in chunks_of(located, context):
-        if undecided and plan.after_binding(located.tree, context, chunk):
-            if not plan.bound_before_uses(located.tree, context, visit.device_uses):
+        if undecided and order.after_binding(located.tree, context, chunk):
+            if not order.bound_before_uses(located.tree, context, visit.device_uses):
                 return visit_chunks(located, options, format_mode, reuse=False)
             undecided = False
         _visit_chunk(located, visit, instances, format_mode, chunk, text, module)
-    if undecided and not plan.bound_before_uses(
+    if undecided and not order.bound_before_uses(
         located.tree, context, visit.device_uses
     ):
         return visit_chunks(located, options, format_mode, reuse=False)
@@ -256,7 +256,7 @@ def _visit_chunk(located, visit, instances, format_mode, chunk, text, module) ->
         return
     # Only a chunk that changed is written back: it must be read exactly.
     check_reproduced(module, text, chunk.start)
-    if plan.is_binding_statement(located.tree, context, chunk):
+    if order.is_binding_statement(located.tree, context, chunk):
         comment = _trailing_comment(new_module)
         new_text = binding_statement(context, new_module.default_newline, comment)
         pieces = [(chunk, text, new_text)]

@@ -14,12 +14,12 @@ RULES = (
     Rule(
         "TP401",
         "cuda-amp-autocast",
-        "`torch.cuda.amp.autocast` only knows CUDA; use `torch.autocast(DEVICE.type)`",
+        "`torch.cuda.amp.autocast` only knows CUDA; use `torch.autocast(DEVICE().type)`",
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.cuda.amp.autocast(...)` (also imported as `autocast`, "
         "through `from torch.cuda import amp`, or used as a decorator) to "
-        "`torch.autocast(DEVICE.type, ...)`. Positional arguments become keywords: "
+        "`torch.autocast(DEVICE().type, ...)`. Positional arguments become keywords: "
         "the old order is (enabled, dtype, cache_enabled), the new one "
         "(device_type, dtype, enabled, cache_enabled).",
         why="`torch.cuda.amp.autocast` enables autocast on CUDA only: elsewhere it "
@@ -32,9 +32,10 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            "with torch.autocast(DEVICE.type, enabled=use_amp):\n" "    loss = model(x)"
+            "with torch.autocast(DEVICE().type, enabled=use_amp):\n"
+            "    loss = model(x)"
         ),
-        safety='Safe: on CUDA `DEVICE.type` is "cuda", and `torch.autocast("cuda")` '
+        safety='Safe: on CUDA `DEVICE().type` is "cuda", and `torch.autocast("cuda")` '
         "defaults to float16 like `torch.cuda.amp.autocast`. Other devices use "
         "their own default autocast dtype (bfloat16 on the CPU and on TPU).",
         valid=(
@@ -56,18 +57,18 @@ RULES = (
         "TP402",
         "cuda-amp-grad-scaler",
         "`torch.cuda.amp.GradScaler` only knows CUDA; "
-        "use `torch.amp.GradScaler(DEVICE.type)`",
+        "use `torch.amp.GradScaler(DEVICE().type)`",
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.cuda.amp.GradScaler(...)` to "
-        "`torch.amp.GradScaler(DEVICE.type, ...)`. The device goes first, so every "
+        "`torch.amp.GradScaler(DEVICE().type, ...)`. The device goes first, so every "
         "positional argument keeps its meaning: `GradScaler(2.**16)` becomes "
-        "`GradScaler(DEVICE.type, 2.**16)`, never a scaler for device 65536.0.",
+        "`GradScaler(DEVICE().type, 2.**16)`, never a scaler for device 65536.0.",
         why="Without CUDA the CUDA scaler disables itself with a warning. "
         "`torch.amp.GradScaler` (torch 2.3) scales on the device the program runs "
         "on; the device binding needs torch 2.6.",
         before=("import torch\n" "\n" "scaler = torch.cuda.amp.GradScaler(2.0**10)"),
-        after=EXAMPLE_BINDING + "scaler = torch.amp.GradScaler(DEVICE.type, 2.0**10)",
+        after=EXAMPLE_BINDING + "scaler = torch.amp.GradScaler(DEVICE().type, 2.0**10)",
         safety="Safe: on CUDA it is the same scaler with the same settings.",
         valid=(
             ("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu", 2.0**10)'),
@@ -76,13 +77,15 @@ RULES = (
     Rule(
         "TP403",
         "cuda-amp-custom-function",
-        "`torch.cuda.amp.custom_fwd`/`custom_bwd` only know CUDA; "
-        "use `torch.amp.custom_fwd(device_type=DEVICE.type)`",
+        "`torch.cuda.amp.custom_fwd`/`custom_bwd` only know CUDA; use "
+        "`torch.amp.custom_fwd(device_type=...)` with the accelerator's type",
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `@torch.cuda.amp.custom_fwd`, `@torch.cuda.amp.custom_fwd("
         "cast_inputs=...)` and `@torch.cuda.amp.custom_bwd` to the `torch.amp` "
-        "decorators (torch 2.4) with `device_type=DEVICE.type`.",
+        "decorators (torch 2.4) with `device_type=` the type of the accelerator this "
+        "build of torch has, `(torch.accelerator.current_accelerator() or "
+        'torch.device("cpu")).type` (below torch 2.7, `DEVICE().type`).',
         why="The CUDA decorators follow CUDA autocast only, and are deprecated since "
         "torch 2.4. `torch.amp.custom_fwd` needs its `device_type` keyword.",
         before=(
@@ -93,16 +96,23 @@ RULES = (
             "def forward(ctx, x):\n"
             "    ..."
         ),
-        after=EXAMPLE_BINDING
-        + (
+        after=(
+            "import torch\n"
+            "\n"
             "@staticmethod\n"
-            "@torch.amp.custom_fwd(device_type=DEVICE.type, cast_inputs=torch.float32)\n"
+            "@torch.amp.custom_fwd(\n"
+            '    device_type=(torch.accelerator.current_accelerator() or torch.device("cpu")).type,\n'
+            "    cast_inputs=torch.float32,\n"
+            ")\n"
             "def forward(ctx, x):\n"
             "    ..."
         ),
-        safety="Safe: decorators run at import time, and the binding comes right "
-        "after the imports, before any class body. Where the module's own device "
-        "variable is assigned after the decorated code, the site is only reported.",
+        safety="Safe: decorators run at import time, where asking for a device would "
+        "initialise CUDA before the program does; `current_accelerator()` without "
+        '`check_available` asks the build, not the device, and a CUDA build says "cuda". '
+        "The decorator only selects whose autocast state applies, so a CUDA build "
+        "without a GPU behaves as the original did there. Below torch 2.7 the fix reads "
+        "`DEVICE()` at import, and is then unsafe.",
         valid=(
             (
                 "import torch\n"
@@ -124,20 +134,25 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.get_autocast_gpu_dtype()` to "
-        "`torch.get_autocast_dtype(DEVICE.type)` and a `torch.is_autocast_enabled()` "
-        "without arguments to `torch.is_autocast_enabled(DEVICE.type)` (torch 2.4).",
+        "`torch.get_autocast_dtype(DEVICE().type)` and a `torch.is_autocast_enabled()` "
+        "without arguments to `torch.is_autocast_enabled(DEVICE().type)` (torch 2.4).",
         why="Without arguments both ask about CUDA autocast (deprecated since torch "
         "2.4), which is never on elsewhere.",
         before=(
             "import torch\n"
             "\n"
-            "if torch.is_autocast_enabled():\n"
-            "    x = x.to(torch.get_autocast_gpu_dtype())"
+            "\n"
+            "def cast(x):\n"
+            "    if torch.is_autocast_enabled():\n"
+            "        x = x.to(torch.get_autocast_gpu_dtype())\n"
+            "    return x"
         ),
         after=EXAMPLE_BINDING
         + (
-            "if torch.is_autocast_enabled(DEVICE.type):\n"
-            "    x = x.to(torch.get_autocast_dtype(DEVICE.type))"
+            "def cast(x):\n"
+            "    if torch.is_autocast_enabled(DEVICE().type):\n"
+            "        x = x.to(torch.get_autocast_dtype(DEVICE().type))\n"
+            "    return x"
         ),
         safety="Safe: on CUDA the answers are the same.",
         valid=(
@@ -168,6 +183,7 @@ RULES = (
         valid=(
             ("import torch\n" "\n" 'with torch.autocast("cpu"):\n' "    y = model(x)"),
         ),
+        reads_device=False,
     ),
     Rule(
         "TP406",
@@ -182,15 +198,16 @@ RULES = (
         after=("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu")'),
         safety="Safe: the same CPU scaler.",
         valid=(("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu")'),),
+        reads_device=False,
     ),
     Rule(
         "TP407",
         "grad-scaler-default-device",
         "`torch.amp.GradScaler()` without a device scales for CUDA; "
-        "pass `DEVICE.type`",
+        "pass `DEVICE().type`",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="Adds `DEVICE.type` as the first argument of a `torch.amp.GradScaler` "
+        what="Adds `DEVICE().type` as the first argument of a `torch.amp.GradScaler` "
         "(or `torch.GradScaler`) given no device.",
         why='The device parameter defaults to "cuda": without CUDA the scaler '
         "disables itself with a warning.",
@@ -198,7 +215,7 @@ RULES = (
             "import torch\n" "\n" "scaler = torch.amp.GradScaler(init_scale=1024.0)"
         ),
         after=EXAMPLE_BINDING
-        + "scaler = torch.amp.GradScaler(DEVICE.type, init_scale=1024.0)",
+        + "scaler = torch.amp.GradScaler(DEVICE().type, init_scale=1024.0)",
         safety="Safe: on CUDA it is the same scaler.",
         valid=(
             (
@@ -212,7 +229,7 @@ RULES = (
         "TP409",
         "cuda-amp-by-hand",
         "`torch.cuda.amp` used in a way torchport cannot rewrite; "
-        "use `torch.autocast`/`torch.amp` with `DEVICE.type`",
+        "use `torch.autocast`/`torch.amp` with `DEVICE().type`",
         Fix.NONE,
         None,
         what="Reports `torch.cuda.amp` names that are not simply called: passed around, "
@@ -220,7 +237,7 @@ RULES = (
         why="Their meaning depends on how they are used later, so no rewrite is sure "
         "to keep it.",
         before=("import torch\n" "\n" "scaler_class = torch.cuda.amp.GradScaler"),
-        after="scaler_class = functools.partial(torch.amp.GradScaler, DEVICE.type)",
+        after="scaler_class = functools.partial(torch.amp.GradScaler, DEVICE().type)",
         safety="No automatic fix.",
         valid=(
             (
@@ -232,5 +249,6 @@ RULES = (
                 "scaler_class = torch.amp.GradScaler"
             ),
         ),
+        reads_device=False,
     ),
 )

@@ -97,6 +97,7 @@ RULES = (
             ),
         ),
         severity="info",
+        reads_device=False,
     ),
     Rule(
         "TP605",
@@ -160,6 +161,7 @@ RULES = (
                 "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v)"
             ),
         ),
+        reads_device=False,
     ),
     Rule(
         "TP609",

@@ -17,12 +17,12 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what='Replaces `torch.device("cuda")` with the module\'s device binding, and '
-        '`torch.device("cuda", i)` with `torch.device(DEVICE.type, i)`.',
+        '`torch.device("cuda", i)` with `torch.device(DEVICE().type, i)`.',
         why="A hard-coded CUDA device fails on a machine without CUDA and never uses "
         "TPU, Trainium, MPS, XPU or NPU.",
         before=("import torch\n" "\n" 'x = torch.zeros(3).to(torch.device("cuda"))'),
-        after=EXAMPLE_BINDING + "x = torch.zeros(3).to(DEVICE)",
-        safety="Safe: on a CUDA machine DEVICE is `device(type='cuda')`.",
+        after=EXAMPLE_BINDING + "x = torch.zeros(3).to(DEVICE())",
+        safety="Safe: on a CUDA machine DEVICE() is `device(type='cuda')`.",
         valid=(
             (
                 "import torch\n"
@@ -42,14 +42,14 @@ RULES = (
         "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
         "`torch.set_default_device(...)`, `torch.autocast(...)`; and device templates "
         '`"cuda:{}".format(i)` / `"cuda:%d" % i`, which become '
-        '`"{}:{}".format(DEVICE.type, i)` / `"%s:%d" % (DEVICE.type, i)`. A template '
+        '`"{}:{}".format(DEVICE().type, i)` / `"%s:%d" % (DEVICE().type, i)`. A template '
         "that is only printed or logged is a message: it is reported (TP109), not "
         "rewritten.",
         why="The same call then runs on whatever accelerator is present, or the CPU.",
         before=("import torch\n" "\n" 'y = torch.ones(2, device="cuda")'),
-        after=EXAMPLE_BINDING + "y = torch.ones(2, device=DEVICE)",
-        safety="Safe: strings stay strings (`DEVICE.type`); torch APIs that take a "
-        "`torch.device` get `DEVICE`.",
+        after=EXAMPLE_BINDING + "y = torch.ones(2, device=DEVICE())",
+        safety="Safe: strings stay strings (`DEVICE().type`); torch APIs that take a "
+        "`torch.device` get `DEVICE()`.",
         valid=(
             (
                 "import torch\n"
@@ -67,8 +67,8 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what='Replaces `"cuda" if torch.cuda.is_available() else "cpu"` with '
-        '`DEVICE.type` (or `DEVICE` inside `torch.device(...)`), and the "cuda" of '
-        'any other `"cuda" if ... else "cpu"` with `DEVICE.type`.',
+        '`DEVICE().type` (or `DEVICE()` inside `torch.device(...)`), and the "cuda" of '
+        'any other `"cuda" if ... else "cpu"` with `DEVICE().type`.',
         why="The availability dance only knows CUDA; the binding knows every "
         "accelerator PyTorch knows and falls back to the CPU.",
         before=(
@@ -99,7 +99,7 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what='Rewrites `x == "cuda"`, `x != "cuda"`, `"cuda" in x` and `"cuda" not in '
-        'x` into tests against the accelerator: `x == DEVICE.type != "cpu"`.',
+        'x` into tests against the accelerator: `x == DEVICE().type != "cpu"`.',
         why="The test means 'is this the accelerator?'. The `!= \"cpu\"` half keeps it "
         "false on a CPU-only machine, as the original was.",
         before=(
@@ -110,8 +110,8 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            'if device_type == DEVICE.type != "cpu":\n'
-            "    torch.get_device_module(DEVICE).synchronize()"
+            'if device_type == DEVICE().type != "cpu":\n'
+            "    torch.get_device_module(DEVICE()).synchronize()"
         ),
         safety="Safe: true exactly when the original was on a CUDA machine, and never "
         "true on the CPU.",
@@ -140,8 +140,20 @@ RULES = (
         "parameter default of such a name, as a `--device` option default, or as the "
         'value of a `"device"` key.',
         why="Configuration that defaults to CUDA crashes on every other machine.",
-        before=("import torch\n" "\n" 'device = "cuda"'),
-        after=EXAMPLE_BINDING + "device = DEVICE.type",
+        before=(
+            "import torch\n"
+            "\n"
+            "\n"
+            "def pick(name=None):\n"
+            '    device = "cuda"\n'
+            "    return torch.device(name or device)"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "def pick(name=None):\n"
+            "    device = DEVICE().type\n"
+            "    return torch.device(name or device)"
+        ),
         safety="Safe: the value stays a string; a user can still pass any device.",
         valid=(
             ('cuda_version = "12.1"\n' 'device_name = "cpu"'),
@@ -152,7 +164,7 @@ RULES = (
         "TP109",
         "cuda-string-unknown-context",
         'hard-coded "cuda" string in a position torchport cannot type; '
-        "derive it from the device binding (`DEVICE.type`)",
+        "derive it from the device binding (`DEVICE().type`)",
         Fix.NONE,
         None,
         what='Reports a literal that is exactly "cuda" or "cuda:N" where torchport '
@@ -160,7 +172,7 @@ RULES = (
         why="Such strings are usually devices, but rewriting without knowing would "
         "change data (dictionary keys, messages).",
         before=("import torch\n" "\n" 'DEVICES = ["cuda", "cpu"]'),
-        after='DEVICES = [DEVICE.type, "cpu"]  # by hand',
+        after='DEVICES = [DEVICE().type, "cpu"]  # by hand',
         safety="No automatic fix.",
         valid=(
             ('SPEEDUPS = {"cuda": 3.2, "cpu": 1.0}\n' 'print(SPEEDUPS["cuda"])'),

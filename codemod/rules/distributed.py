@@ -7,7 +7,6 @@ The pass that finds and rewrites their sites is ``codemod.passes.distributed``.
 from __future__ import annotations
 
 from codemod.model.rule import Fix, Rule
-from codemod.rules.examples import EXAMPLE_BINDING
 
 from codemod.model.versions import DIST_TORCH
 
@@ -16,13 +15,13 @@ RULES = (
         "TP501",
         "nccl-backend",
         '"nccl" hard-codes NVIDIA\'s collective backend; use '
-        "`torch.distributed.get_default_backend_for_device(DEVICE)`",
+        "`torch.distributed.get_default_backend_for_device(DEVICE())`",
         Fix.SAFE,
         DIST_TORCH,
         what='Replaces the "nccl" backend of `init_process_group`, `new_group`, '
         "`new_subgroups*`, of any `backend=` keyword, and of a variable, parameter, "
         'command-line option or dict value named like "backend", with '
-        "`torch.distributed.get_default_backend_for_device(DEVICE)`. "
+        "`torch.distributed.get_default_backend_for_device(DEVICE())`. "
         '`"nccl" if torch.cuda.is_available() else "gloo"` becomes the same call.',
         why='"nccl" exists only in CUDA builds: on the CPU, TPU, Trainium, XPU or NPU '
         "`init_process_group` raises. The device's default backend is nccl on CUDA, "
@@ -35,10 +34,23 @@ RULES = (
             '    dist.init_process_group("nccl", rank=rank, world_size=world_size)'
         ),
         after=(
-            "import torch.distributed as dist\n" + EXAMPLE_BINDING + "\n"
+            "import functools\n"
+            "\n"
+            "import torch.distributed as dist\n"
+            "import torch\n"
+            "\n"
+            "\n"
+            "@functools.cache\n"
+            "def DEVICE():\n"
+            '    """The accelerator found on first use, else the CPU."""\n'
+            "    if torch.accelerator.device_count() > 0:\n"
+            "        return torch.accelerator.current_accelerator()\n"
+            '    return torch.device("cpu")\n'
+            "\n"
+            "\n"
             "def setup(rank, world_size):\n"
             "    dist.init_process_group(\n"
-            "        dist.get_default_backend_for_device(DEVICE), rank=rank, world_size=world_size\n"
+            "        dist.get_default_backend_for_device(DEVICE()), rank=rank, world_size=world_size\n"
             "    )"
         ),
         safety='Safe: on a CUDA machine the call returns "nccl" (checked on an H200). '
@@ -55,8 +67,8 @@ RULES = (
         "TP502",
         "nccl-check",
         "the code tests for NCCL, which exists only on NVIDIA GPUs; test the device "
-        '(`DEVICE.type == "cuda"`) or compare with '
-        "`torch.distributed.get_default_backend_for_device(DEVICE)`",
+        '(`DEVICE().type == "cuda"`) or compare with '
+        "`torch.distributed.get_default_backend_for_device(DEVICE())`",
         Fix.NONE,
         None,
         what='Reports `backend == "nccl"` (and `!=`, `in`), `Backend.NCCL` comparisons '
@@ -70,7 +82,7 @@ RULES = (
             'if dist.get_backend() == "nccl":\n'
             "    torch.cuda.synchronize()"
         ),
-        after='if DEVICE.type == "cuda":  # by hand, after reading the branch\n'
+        after='if DEVICE().type == "cuda":  # by hand, after reading the branch\n'
         "    torch.cuda.synchronize()",
         safety="No automatic fix: whether the branch is about NCCL or about 'the "
         "accelerator' needs a reader.",
@@ -87,14 +99,14 @@ RULES = (
         "TP503",
         "nccl-string",
         '"nccl" where torchport cannot tell it is the process-group backend; derive '
-        "it with `torch.distributed.get_default_backend_for_device(DEVICE)`",
+        "it with `torch.distributed.get_default_backend_for_device(DEVICE())`",
         Fix.NONE,
         None,
         what='Reports every other "nccl" (a list element, a return value, '
         '`Backend.NCCL`, a per-device string like "cpu:gloo,cuda:nccl").',
         why="It is almost always a backend choice that fails off NVIDIA GPUs.",
         before=("import torch\n" "\n" 'BACKENDS = ["nccl", "gloo"]'),
-        after='BACKENDS = [dist.get_default_backend_for_device(DEVICE), "gloo"]'
+        after='BACKENDS = [dist.get_default_backend_for_device(DEVICE()), "gloo"]'
         "  # by hand",
         safety="No automatic fix.",
         valid=(
@@ -108,7 +120,7 @@ RULES = (
         "`DistributedDataParallel(device_ids=...)` raises for a module on the CPU",
         Fix.SAFE,
         None,
-        what='Rewrites `device_ids=X` to `device_ids=X if DEVICE.type != "cpu" else '
+        what='Rewrites `device_ids=X` to `device_ids=X if DEVICE().type != "cpu" else '
         "None` (and `output_device=` the same way), keyword or positional.",
         why="DDP accepts device ids only for modules on an accelerator: a CPU module "
         "with `device_ids=[rank]` raises `ValueError`.",
@@ -120,13 +132,24 @@ RULES = (
             "    return DDP(model.cuda(rank), device_ids=[rank])"
         ),
         after=(
+            "import functools\n"
+            "\n"
             "from torch.nn.parallel import DistributedDataParallel as DDP\n"
-            + EXAMPLE_BINDING
-            + "\n"
+            "import torch\n"
+            "\n"
+            "\n"
+            "@functools.cache\n"
+            "def DEVICE():\n"
+            '    """The accelerator found on first use, else the CPU."""\n'
+            "    if torch.accelerator.device_count() > 0:\n"
+            "        return torch.accelerator.current_accelerator()\n"
+            '    return torch.device("cpu")\n'
+            "\n"
+            "\n"
             "def wrap(model, rank):\n"
             "    return DDP(\n"
-            "        model.to(torch.device(DEVICE.type, rank)),\n"
-            '        device_ids=[rank] if DEVICE.type != "cpu" else None,\n'
+            "        model.to(torch.device(DEVICE().type, rank)),\n"
+            '        device_ids=[rank] if DEVICE().type != "cpu" else None,\n'
             "    )"
         ),
         safety="Safe: the argument is unchanged wherever an accelerator exists.",

@@ -6,7 +6,7 @@ the fix kind and the torch release the fix needs; a row carries its own where th
 fix of that name needs one), the replacement callee, the rewrite applied (a shape of
 ``shapes``), and, where the portable call raises on a machine without an accelerator
 while the CUDA call did not (or where the CUDA call crashed there too), the value the
-call takes on the CPU. Such calls are emitted behind ``DEVICE.type != "cpu"``
+call takes on the CPU. Such calls are emitted behind ``DEVICE().type != "cpu"``
 (``cpu_guard``): inline as a conditional expression, or as a one-line ``if`` when the
 call is a statement of its own. Names with no portable equivalent are reported with
 advice.
@@ -18,11 +18,11 @@ events and streams), ``cpu_guard`` (the guard emitted around a call) and ``table
 (the catalogue as the pass reads it).
 
 Every choice was checked on CPU PyTorch 2.13:
-- ``torch.get_device_module(DEVICE)`` is ``torch.cpu`` there, which has
+- ``torch.get_device_module(DEVICE())`` is ``torch.cpu`` there, which has
   ``synchronize``, ``Stream``, ``current_stream`` and ``stream`` (no-ops), but no
   ``manual_seed*``, rng state or ``Event(enable_timing=...)``;
 - ``torch.accelerator.*`` (device index, memory, streams) raises there;
-- ``torch.Event(DEVICE).record()`` and ``torch.Stream(DEVICE).wait_stream`` raise
+- ``torch.Event(DEVICE()).record()`` and ``torch.Stream(DEVICE()).wait_stream`` raise
   there, so streams and events use the device module (``torch.cpu.Event()`` for the
   CPU: recording and waiting are no-ops; it cannot time, see TP307).
 """

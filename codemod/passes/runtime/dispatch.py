@@ -51,7 +51,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
     # sees its whole top-level statement (a variable of a function, an attribute
     # set in __init__). `torch.cuda.synchronize()` needs no binding, nor a call's
     # result (`current_stream().synchronize()`, or the emitted
-    # `get_device_module(DEVICE).synchronize()`: a second run must chunk as the first).
+    # `get_device_module(DEVICE()).synchronize()`: a second run must chunk as the first).
     CONTEXT = re.compile(
         r"elapsed_time|record_stream|(?<!cuda)(?<!\))\.(?:synchronize|query)\("
         r"|cuda\.device\("

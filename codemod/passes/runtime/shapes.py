@@ -18,6 +18,7 @@ import libcst as cst
 from codemod import catalog
 from codemod.catalog import Param, Row
 from codemod.model.rule import Fix
+from codemod.passes.guards import is_binding_type
 from codemod.passes.runtime.cpu_guard import guard_test
 from codemod.passes.runtime.tables import (
     CPU_STREAM_KEYWORDS,
@@ -63,7 +64,7 @@ METHOD_MESSAGES = {
 }
 UNKNOWN_EVENT = (
     "`.elapsed_time()` of an object torchport cannot tell is a CUDA event: left as it "
-    'is; CPU events cannot time (use `... if DEVICE.type != "cpu" else float("nan")` '
+    'is; CPU events cannot time (use `... if DEVICE().type != "cpu" else float("nan")` '
     "or a host timer)"
 )
 
@@ -81,7 +82,7 @@ def call(runtime, original, updated, row: Row, short: str):
     position), behind the guard when the row has a CPU value."""
     args = mapped_arguments(updated.args, catalog.PARAMS.get(row.name))
     if isinstance(args, str):  # not exact: said why
-        target = row.portable.format(torch="torch", device="DEVICE")  # type: ignore
+        target = row.portable.format(torch="torch", device="DEVICE()")  # type: ignore
         runtime.report(original, row.code, f"`torch.{short}(...)`: {args} ({target})")
         return updated
     if not runtime.applied(original, row.code, min_torch=row.min_torch):
@@ -156,12 +157,12 @@ def index_as_device(runtime, original, updated, row: Row, short: str):
     device = runtime.expr(
         "{torch}.device({device}.type, {torch}.accelerator.current_device_index())"
     )
-    return runtime.guard.expression(original, device, runtime.context.device_name)
+    return runtime.guard.expression(original, device, runtime.context.device_code)
 
 
 @shape("fork_rng")
 def fork_rng(runtime, original, updated, row: Row, short: str):
-    """``fork_rng(devices=...)``: ``device_type=DEVICE.type`` added, no devices on
+    """``fork_rng(devices=...)``: ``device_type=DEVICE().type`` added, no devices on
     the CPU."""
     args = list(updated.args)
     keyword = {a.keyword.value: i for i, a in enumerate(args) if a.keyword}
@@ -225,12 +226,8 @@ def object_method(runtime, original, updated, row: Row, short: str):
 
 
 def _is_device_type(runtime, node: cst.CSTNode) -> bool:
-    """``DEVICE.type``, as the device-string rules write it."""
-    return (
-        isinstance(node, cst.Attribute)
-        and is_name(node.value, runtime.context.device_name)
-        and node.attr.value == "type"
-    )
+    """``DEVICE().type``, as the device-string rules write it."""
+    return is_binding_type(node, runtime.context.device_name)
 
 
 def _device_index_arg(call: cst.Call) -> Optional[cst.BaseExpression]:

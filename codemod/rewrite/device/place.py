@@ -9,13 +9,18 @@ torch 2.6 every binding added is reported (TP103): it knows only CUDA.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from codemod.model.lines import split_lines
 from codemod.model.versions import ACCELERATOR_TORCH
 from codemod.model.rule import Fix, format_version
-from codemod.rewrite.device.text import binding_statement, binding_value
+from codemod.rewrite.device.text import (
+    accessor_definition,
+    binding_statement,
+    binding_value,
+)
 from codemod.rules import REGISTRY
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -146,11 +151,14 @@ def insertions(
     if insert_binding and context.facts.torch_alias is None:
         optional = optional_torch_import(tree)
         if optional is not None:
-            return [_in_block(optional, context, lines, newline)]
+            functools = _functools_line(tree, lines, context, newline)
+            return functools + [_in_block(optional, context, lines, newline)]
         lazy = lazy_torch_imports(tree, uses, context.device_name)
         if lazy is not None:
+            context.functools_name = ""  # remade per call: nothing to remember
             return [_in_block(anchor, context, lines, newline) for anchor in lazy]
     needed: List[str] = []
+    functools = _functools_line(tree, lines, context, newline) if insert_binding else []
     if context.device_import and context.needs_device:
         if context.device_name not in context.facts.imports:
             needed.append(context.device_import + newline)
@@ -169,20 +177,133 @@ def insertions(
         anchor = before[-1].end_lineno
     else:
         head = tree.body[:1]
-        anchor = head[0].end_lineno if head and _is_docstring(head[0]) else 0
-    out: List[Insertion] = []
+        if head and _is_docstring(head[0]):
+            anchor = head[0].end_lineno
+        else:  # after a shebang, an encoding declaration, comments opening the file
+            anchor = max(_first_line(tree.body) - 1, 0)
+    out: List[Insertion] = list(functools)
+    shared = [i for i in functools if i.after_line == anchor]
     if needed:
+        if shared and needed[-1].startswith("import torch"):
+            shared[0].text = "import functools" + newline * 2  # its own section
         out.append(Insertion(anchor, "".join(needed)))
     if insert_binding:
-        text = binding_statement(context, newline)
+        follows = bool(needed or shared)  # right after lines it adds itself
+        text = _spaced(lines, anchor, context, newline, "", follows)
+        out.append(Insertion(anchor, text))
+    return out
+
+
+def _adds_functools(context: "FileContext") -> bool:
+    return (
+        context.device_call
+        and context.functools_name == "functools"
+        and (context.facts.imports.get("functools") != "functools")
+    )
+
+
+def _functools_line(
+    tree: ast.Module, lines: Sequence[str], context: "FileContext", newline: str
+):
+    """``import functools`` where isort would put it, if the accessor needs it:
+    among the standard library imports of the module's first run of imports, in
+    order; before that run when it has none (after what opens the file: a
+    shebang, an encoding declaration, a docstring, a licence comment)."""
+    if not _adds_functools(context):
+        return []
+    body = tree.body
+    imports = [
+        i
+        for i, s in enumerate(body)
+        if isinstance(s, (ast.Import, ast.ImportFrom)) and _module_of(s) != "__future__"
+    ]
+    if not imports:  # before the first statement that is neither docstring nor future
+        rest = [
+            s
+            for s in body
+            if not _is_docstring(s)
+            and not (isinstance(s, ast.ImportFrom) and s.module == "__future__")
+        ]
+        anchor = max(_first_line(rest) - 1, 0) if rest else len(lines)
+        text = "import functools" + newline
+        if rest and _blank_run(lines, anchor, 1) == 0:
+            text += newline  # code follows at once: imports stand apart
+        return [Insertion(anchor, text)]
+    first = imports[0]
+    anchor = max(_first_line(body[first:]) - 1, 0)
+    text = "import functools" + newline
+    for stmt in body[first:]:
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            break
+        module = _module_of(stmt)
+        if module.split(".")[0] not in _STDLIB:
+            if stmt is body[first]:
+                text += newline  # the standard library's section, before the rest
+            break
+        if module > "functools":
+            break
+        anchor = stmt.end_lineno
+    return [Insertion(anchor, text)]
+
+
+# Python 3.10+ lists its own modules; before, the ones torch programs import first.
+_STDLIB = getattr(sys, "stdlib_module_names", None) or frozenset(
+    "abc argparse ast collections contextlib copy dataclasses datetime enum functools"
+    " glob importlib inspect io itertools json logging math multiprocessing os pathlib"
+    " pickle random re shutil signal subprocess sys tempfile threading time typing"
+    " unittest warnings".split()
+)
+
+
+def _first_line(body: Sequence[ast.stmt]) -> int:
+    if not body:
+        return 1
+    stmt = body[0]
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+
+
+def _module_of(stmt: ast.stmt) -> str:
+    if isinstance(stmt, ast.ImportFrom):
+        return stmt.module or ""
+    return stmt.names[0].name
+
+
+def _spaced(
+    lines: Sequence[str],
+    anchor: int,
+    context: "FileContext",
+    newline: str,
+    indent: str,
+    follows: bool = False,
+) -> str:
+    """The binding to insert after line ``anchor`` (``follows``: after lines added
+    there too), with the blank lines black puts around it: two around a function at
+    the top level, one inside a block."""
+    if not context.device_call:
+        text = binding_statement(context, newline, indent=indent)
         previous = lines[anchor - 1] if anchor else ""
         following = lines[anchor] if anchor < len(lines) else ""
         if anchor and previous.strip():
             text = newline + text
-        if following.strip():
-            text = text + newline
-        out.append(Insertion(anchor, text))
-    return out
+        return text + newline if following.strip() else text
+    wanted = 1 if indent else 2
+    text = accessor_definition(context, newline, indent)
+    if follows:
+        before = 0
+    else:
+        before = _blank_run(lines, anchor - 1, -1) if anchor else wanted
+    after = _blank_run(lines, anchor, 1)
+    if anchor < len(lines) and after < len(lines) - anchor:  # code follows
+        text += newline * max(0, wanted - after)
+    return newline * max(0, wanted - before) + text
+
+
+def _blank_run(lines: Sequence[str], start: int, step: int) -> int:
+    """How many blank lines run from ``start`` in direction ``step``."""
+    count, index = 0, start
+    while 0 <= index < len(lines) and not lines[index].strip():
+        count, index = count + 1, index + step
+    return count
 
 
 def _in_block(
@@ -191,9 +312,8 @@ def _in_block(
     """The binding right after ``anchor`` (an ``import torch``), indented as it is."""
     line = lines[anchor.lineno - 1]
     indent = line[: len(line) - len(line.lstrip())]
-    return Insertion(
-        anchor.end_lineno, binding_statement(context, newline, indent=indent)
-    )
+    text = _spaced(lines, anchor.end_lineno, context, newline, indent)
+    return Insertion(anchor.end_lineno, text)
 
 
 def with_binding_reports(
@@ -210,7 +330,7 @@ def with_binding_reports(
     target = context.options.target_torch
     if target >= ACCELERATOR_TORCH or not context.needs_device:
         return diagnostics
-    value = binding_value(context)
+    value = binding_value(context)  # the accessor returns it, a binding holds it
     kept = set(mapping.values())  # output lines that come from the input
     added = []
     for number, line in enumerate(split_lines(code), start=1):

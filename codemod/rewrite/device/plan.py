@@ -9,12 +9,16 @@ before every statement that will read it), the project's own device
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Iterator, Optional, Sequence, Tuple
 
 from codemod.passes.base import FileContext
-from codemod.rewrite.chunks import Chunk
 from codemod.rewrite.device.place import functions, optional_torch_import
-from codemod.rewrite.device.text import DeviceImport
+from codemod.rewrite.device.text import (
+    FORK_SAFE_TORCH,
+    DeviceImport,
+    accessor_lines,
+)
+from codemod.rewrite.device.timing import early_reads, in_spans
 from codemod.passes.names import ModuleFacts
 
 
@@ -130,6 +134,9 @@ def plan_binding(
     not bound everywhere the rewrite would use it (see ``bound_before_uses``).
     """
     context.torch_name = facts.torch_alias or "torch"
+    context.functools_name = _functools_name(facts)
+    initialising = context.options.target_torch < FORK_SAFE_TORCH
+    context.early_reads = set(early_reads(tree, facts, initialising))
     if context.options.device_import and _plan_device_import(tree, facts, context):
         return
     candidates = []
@@ -142,14 +149,22 @@ def plan_binding(
             reuse
             and is_user_device(stmt.value, facts)
             and not context.suppressed(stmt.lineno, "TP1")
+            # Its own statement becomes the binding: exact only where it asked for
+            # CUDA itself, or the moment changes nothing.
+            and not in_spans(stmt.lineno, context.early_reads)
         ):
             candidates.append((index, name))
+    accessor = next((s for s in tree.body if is_accessor(s, context)), None)
+    if accessor is not None and reuse:
+        _use_accessor(context, accessor)
+        return
     for index, name in candidates:
         if _stores(tree, name) == 1:  # bound once in the whole module: unambiguous
             context.device_name, context.binding_index = name, index
             context.binding_line = tree.body[index].lineno
             return
-    for name, stmt, inside in _nested_bindings(tree, facts) if reuse else ():
+    for name, stmt, inside in _nested_bindings(tree, context) if reuse else ():
+        context.device_call = isinstance(stmt, ast.FunctionDef)
         if inside is None:  # in `try: import torch`: the module's binding
             context.device_name, context.binding_exists = name, True
             context.binding_line = stmt.lineno
@@ -157,142 +172,62 @@ def plan_binding(
         context.device_name = name  # lazy torch: each function has its own binding
         return
     context.device_name = _fresh_name(context.options.device_name, tree, facts)
+    context.device_call = True
 
 
-def _nested_bindings(tree: ast.Module, facts: ModuleFacts):
+def _use_accessor(context: FileContext, accessor: ast.FunctionDef) -> None:
+    context.device_name, context.binding_exists = accessor.name, True
+    context.device_call = True
+    context.binding_line = min(
+        [accessor.lineno] + [d.lineno for d in accessor.decorator_list]
+    )
+
+
+def _functools_name(facts: ModuleFacts) -> str:
+    """How the accessor reaches ``functools.cache``: the module's ``import
+    functools``, one torchport adds, or none when the name means something else."""
+    if facts.imports.get("functools") == "functools":
+        return "functools"
+    return "" if "functools" in facts.identifiers else "functools"
+
+
+def is_accessor(stmt: ast.stmt, context: FileContext) -> bool:
+    """Whether ``stmt`` is the accessor torchport writes (any target's form)."""
+    if not isinstance(stmt, ast.FunctionDef) or stmt.args.args or stmt.args.vararg:
+        return False
+    written = ast.unparse(stmt)
+    for target in ((2, 8), (2, 7), (2, 6), (2, 4), (2, 5)):
+        for functools_name in ("functools", ""):
+            lines = accessor_lines(
+                stmt.name, context.torch_name, functools_name, target
+            )
+            if ast.unparse(ast.parse("\n".join(lines))) == written:
+                return True
+    return False
+
+
+def _nested_bindings(tree: ast.Module, context: FileContext):
     """Bindings torchport wrote where torch is bound other than at the top level:
     (name, statement, None) in ``try: import torch``, (name, statement, function)
-    in a function that imports torch."""
+    in a function that imports torch; an accessor or an assignment."""
     optional = optional_torch_import(tree)
     if optional is not None:
         for stmt in tree.body:
             if isinstance(stmt, ast.Try) and optional in stmt.body:
-                for _, name, assign in _assignments(stmt.body):
-                    if is_binding(assign.value, facts):
-                        yield name, assign, None
+                for name, binding in _bindings_in(stmt.body, context):
+                    yield name, binding, None
     for function in functions(tree):
-        for _, name, assign in _assignments(function.body):
-            if is_binding(assign.value, facts):
-                yield name, assign, function
+        for name, binding in _bindings_in(function.body, context):
+            yield name, binding, function
 
 
-def reuses_user_variable(context: FileContext) -> bool:
-    """Whether the plan reads a device variable the module binds itself (its own, or
-    one torchport wrote before): it must be bound before every chunk that reads it.
-    """
-    return not context.device_import and (
-        context.binding_index is not None or bool(context.binding_line)
-    )
-
-
-def after_binding(tree: ast.Module, context: FileContext, chunk: Chunk) -> bool:
-    """Whether ``chunk`` is in or after the top-level statement that binds the
-    module's device variable (chunks come in file order: so are all later ones)."""
-    return _top_index(tree, chunk.start) >= _top_index(tree, context.binding_line)
-
-
-def is_binding_statement(tree: ast.Module, context: FileContext, chunk: Chunk) -> bool:
-    """Whether ``chunk`` is the user's statement the plan turns into the binding."""
-    if context.binding_index is None:
-        return False
-    stmt = tree.body[context.binding_index]
-    return chunk.start == stmt.lineno and chunk.indent == ""
-
-
-def bound_before_uses(
-    tree: ast.Module, context: FileContext, uses: Sequence[Chunk]
-) -> bool:
-    """Whether the module's own device variable, reused as the binding, is bound at
-    run time before each chunk that now reads it.
-
-    A chunk after the binding statement is; one in module code before it is not.
-    One in a function (or a method) defined before it is, unless that function (its
-    class) may run before the binding: named by module code that runs first, or by
-    a function that may.
-    """
-    if context.device_import or (
-        context.binding_index is None and not context.binding_line
-    ):
-        return True  # torchport's binding goes before the first use
-    index = _top_index(tree, context.binding_line)
-    early: Optional[Set[str]] = None
-    for chunk in uses:
-        where = _top_index(tree, chunk.start)
-        if where >= index:
-            continue
-        if early is None:
-            early = _may_run_before(tree, index)
-        if not _in_body_not_run(tree.body[where], chunk, early):
-            return False
-    return True
-
-
-def _top_index(tree: ast.Module, line: int) -> int:
-    for index, stmt in enumerate(tree.body):
-        first = min(
-            [stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])]
-        )
-        if first <= line <= stmt.end_lineno:
-            return index
-    return len(tree.body)
-
-
-def _inside(function: ast.stmt, chunk: Chunk) -> bool:
-    return function.body[0].lineno <= chunk.start and chunk.end <= function.end_lineno
-
-
-def _in_body_not_run(stmt: ast.stmt, chunk: Chunk, early: Set[str]) -> bool:
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return _inside(stmt, chunk) and stmt.name not in early
-    if isinstance(stmt, ast.ClassDef) and stmt.name not in early:
-        return any(
-            isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and _inside(inner, chunk)
-            for inner in stmt.body
-        )
-    return False
-
-
-def _may_run_before(tree: ast.Module, index: int) -> Set[str]:
-    """Names of the module's functions and classes that module code before statement
-    ``index`` may call (directly, or through another such function)."""
-    definitions = {
-        stmt.name: stmt
-        for stmt in tree.body
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    }
-    named: Set[str] = set()
-    for stmt in tree.body[:index]:
-        named |= _names_run(stmt)
-    reached: Set[str] = set()
-    pending = [name for name in named if name in definitions]
-    while pending:
-        name = pending.pop()
-        if name in reached:
-            continue
-        reached.add(name)
-        for node in ast.walk(definitions[name]):
-            if isinstance(node, ast.Name) and node.id in definitions:
-                pending.append(node.id)
-    return reached
-
-
-def _names_run(stmt: ast.stmt) -> Set[str]:
-    """Names read by the code a statement runs when it executes: not the bodies of
-    the functions it defines (their decorators and defaults, yes)."""
-    found: Set[str] = set()
-    stack: List[ast.AST] = [stmt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            stack.extend(node.decorator_list)
-            stack.extend(node.args.defaults)
-            stack.extend(d for d in node.args.kw_defaults if d is not None)
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            found.add(node.id)
-        stack.extend(ast.iter_child_nodes(node))
-    return found
+def _bindings_in(body: Sequence[ast.stmt], context: FileContext):
+    for _, name, assign in _assignments(body):
+        if is_binding(assign.value, context.facts):
+            yield name, assign
+    for stmt in body:
+        if is_accessor(stmt, context):
+            yield stmt.name, stmt
 
 
 def _plan_device_import(

@@ -1,5 +1,16 @@
-"""The device binding as text: its value by target torch, the statement laid out
-as black would lay it out, and the ``device-import`` line.
+"""The device binding as text: the accessor torchport defines (``def DEVICE():``),
+the value by target torch, a reused variable's statement laid out as black would lay
+it out, and the ``device-import`` line.
+
+The accessor asks for the accelerator on first use and remembers the answer: a
+module that defines it queries nothing at import. From torch 2.8 it asks without
+initialising the accelerator: ``current_accelerator()`` is the build's answer and
+``torch.accelerator.device_count()`` is the device module's count, which for CUDA
+is NVML's and does not poison ``fork`` (torch documents it); CUDA then initialises
+where the program first uses a device, as in the original. Before 2.8 the count
+initialises CUDA (``current_accelerator(check_available=True)`` too): the accessor
+then asks exactly where it is first called, and reads that would come earlier than
+the original's first CUDA call are not rewritten by default (``timing``).
 
 Kept free of libcst: configuration parses ``device-import`` at start-up.
 """
@@ -48,6 +59,74 @@ def _binding_parts(torch_name: str, target: TorchVersion) -> List[str]:
 def binding_value(context: "FileContext") -> str:
     """The binding's value on one line."""
     return " ".join(_binding_parts(context.torch_name, context.options.target_torch))
+
+
+# The accessor's body by the oldest torch it runs on; {torch} is torch's name here.
+# Each line fits a 60-column project, nested in a function too.
+ACCESSOR_DOC = '"""The accelerator found on first use, else the CPU."""'
+ACCESSOR_DOC_CUDA = '"""The CUDA device found on first use, else the CPU."""'
+# torch.accelerator.device_count() reaches the device module's count (NVML for
+# CUDA) from torch 2.8 on; it is 0 without an accelerator.
+FORK_SAFE_TORCH = (2, 8)
+ACCESSOR_2_8 = (
+    "if {torch}.accelerator.device_count() > 0:",
+    "    return {torch}.accelerator.current_accelerator()",
+    'return {torch}.device("cpu")',
+)
+# 2.6 and 2.7: current_accelerator() raises (2.6) or is the build's answer (2.7)
+# without a device, and the count initialises CUDA: asked where first called.
+ACCESSOR_2_6 = (
+    "if {torch}.accelerator.is_available():",
+    "    return {torch}.accelerator.current_accelerator()",
+    'return {torch}.device("cpu")',
+)
+# Before torch.accelerator (2.6) nothing finds the device without naming a vendor,
+# which torchport never does: the CUDA program's own device with the CPU fallback,
+# exact on CUDA. Raising the target later makes it portable (TP103).
+ACCESSOR_CUDA = (
+    'return {torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',
+)
+# functools.cache is Python 3.9+; torch 2.5 was the first to need it.
+CACHE_2_5 = "@{functools}.cache"
+CACHE_OLDER = "@{functools}.lru_cache(maxsize=None)"
+
+
+def accessor_lines(
+    device_name: str, torch_name: str, functools_name: str, target: TorchVersion
+) -> List[str]:
+    """The accessor's lines, unindented, its body indented by four spaces."""
+    if target >= FORK_SAFE_TORCH:
+        body = ACCESSOR_2_8
+    elif target >= ACCELERATOR_TORCH:
+        body = ACCESSOR_2_6
+    else:
+        body = ACCESSOR_CUDA
+    cache = CACHE_2_5 if target >= (2, 5) else CACHE_OLDER
+    doc = ACCESSOR_DOC if target >= ACCELERATOR_TORCH else ACCESSOR_DOC_CUDA
+    lines = [f"def {device_name}():", "    " + doc]
+    lines += ["    " + line.format(torch=torch_name) for line in body]
+    if functools_name:
+        lines.insert(0, cache.format(functools=functools_name))
+    return lines
+
+
+def accessor_definition(
+    context: "FileContext", newline: str = "\n", indent: str = ""
+) -> str:
+    """The accessor as torchport writes it at ``indent``, in the file's own
+    indentation step."""
+    lines = accessor_lines(
+        context.device_name,
+        context.torch_name,
+        context.functools_name,
+        context.options.target_torch,
+    )
+    out = []
+    for line in lines:
+        stripped = line.lstrip(" ")
+        depth = (len(line) - len(stripped)) // 4
+        out.append(indent + context.indent_unit * depth + stripped + newline)
+    return "".join(out)
 
 
 def _width(line: str) -> int:

@@ -24,7 +24,7 @@ UNPORTED = Rule(
     "advice. (CUDA-only calls made for their effect alone are TP911.)",
     why="They raise or mean nothing on other devices.",
     before=("import torch\n" "\n" "print(torch.cuda.memory_summary())"),
-    after='if DEVICE.type == "cuda":  # by hand\n'
+    after='if DEVICE().type == "cuda":  # by hand\n'
     "    print(torch.cuda.memory_summary())",
     valid=(
         ("def report(cuda):\n" "    print(cuda.memory_summary())"),

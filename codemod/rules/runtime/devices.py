@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 from codemod.model.versions import ACCELERATOR_TORCH, DEVICE_INDEX_TORCH
-from codemod.model.rule import Fix, Rule, TorchVersion
+from codemod.model.rule import Fix, Rule
 from codemod.rules.examples import EXAMPLE_BINDING
 
 # A timing event as the examples' rewrite makes it (TP306, TP307).
 _TIMING_EVENT = (
     "(\n"
-    "    torch.get_device_module(DEVICE).Event(enable_timing=True)\n"
-    '    if DEVICE.type != "cpu"\n'
+    "    torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
+    '    if DEVICE().type != "cpu"\n'
     "    else torch.cpu.Event()\n"
     ")"
 )
@@ -77,16 +77,16 @@ RULES = (
         ACCELERATOR_TORCH,
         what="`current_device()` becomes `torch.accelerator.current_device_index()` and "
         "`set_device(i)` becomes `torch.accelerator.set_device_index(i)`, both behind "
-        '`DEVICE.type != "cpu"` (index 0 and a no-op on the CPU). Where the index is '
+        '`DEVICE().type != "cpu"` (index 0 and a no-op on the CPU). Where the index is '
         "passed as a device (`device=`, `.to(...)`, `torch.device(...)`), "
-        "`current_device()` becomes `torch.device(DEVICE.type, "
-        "torch.accelerator.current_device_index())` (`DEVICE` on the CPU) and "
+        "`current_device()` becomes `torch.device(DEVICE().type, "
+        "torch.accelerator.current_device_index())` (`DEVICE()` on the CPU) and "
         "`x.get_device()` becomes `x.device`.",
         why="The torch.accelerator calls raise without an accelerator.",
         before=("import torch\n" "\n" "torch.cuda.set_device(local_rank)"),
         after=EXAMPLE_BINDING
         + (
-            'if DEVICE.type != "cpu":\n'
+            'if DEVICE().type != "cpu":\n'
             "    torch.accelerator.set_device_index(local_rank)"
         ),
         valid=(
@@ -112,7 +112,7 @@ RULES = (
         Fix.SAFE,
         DEVICE_INDEX_TORCH,
         what="`with torch.cuda.device(i):` becomes `with torch.accelerator.device_index("
-        'i if DEVICE.type != "cpu" else None):`.',
+        'i if DEVICE().type != "cpu" else None):`.',
         why="`device_index(i)` raises without an accelerator; `device_index(None)` is a "
         "no-op.",
         before=(
@@ -120,7 +120,7 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            'with torch.accelerator.device_index(1 if DEVICE.type != "cpu" else None):\n'
+            'with torch.accelerator.device_index(1 if DEVICE().type != "cpu" else None):\n'
             "    x = torch.ones(2)"
         ),
         valid=(
@@ -144,11 +144,11 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.cuda.synchronize()` to "
-        "`torch.get_device_module(DEVICE).synchronize()`.",
+        "`torch.get_device_module(DEVICE()).synchronize()`.",
         why="`torch.accelerator.synchronize()` raises without an accelerator; "
         "`torch.cpu.synchronize()` is a no-op.",
         before=("import torch\n" "\n" "torch.cuda.synchronize()"),
-        after=EXAMPLE_BINDING + "torch.get_device_module(DEVICE).synchronize()",
+        after=EXAMPLE_BINDING + "torch.get_device_module(DEVICE()).synchronize()",
         valid=(
             ("import torch\n" "\n" "torch.cpu.synchronize()"),
             (
@@ -169,18 +169,18 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="`torch.cuda.Stream()`, `current_stream()`, `default_stream()` and "
-        "`stream(s)` go through `torch.get_device_module(DEVICE)` (a `Stream(...)` "
-        'given a device is made behind `DEVICE.type != "cpu"`, `torch.cpu.Stream()` '
+        "`stream(s)` go through `torch.get_device_module(DEVICE())` (a `Stream(...)` "
+        'given a device is made behind `DEVICE().type != "cpu"`, `torch.cpu.Stream()` '
         "on the CPU, whose stream takes no device); `set_stream(s)` "
-        'becomes `torch.accelerator.set_stream(s)` behind `DEVICE.type != "cpu"`. '
+        'becomes `torch.accelerator.set_stream(s)` behind `DEVICE().type != "cpu"`. '
         "On a stream known by its binding (made by one of these calls, in the same "
         "function, or an attribute always set so), `.synchronize()` and `.query()`, "
         "and `x.record_stream(stream)`, are kept for accelerators: a statement goes "
-        'behind `if DEVICE.type != "cpu":`, `query()` is True on the CPU.',
+        'behind `if DEVICE().type != "cpu":`, `query()` is True on the CPU.',
         why="torch.cpu has no-op streams (`wait_stream`, `wait_event`, `with "
         "stream(s):` work), so side-stream code still runs on the CPU; they have no "
         "`synchronize` or `query`, CPU tensors have no `record_stream`, and "
-        "`torch.Stream(DEVICE).wait_stream` raises there.",
+        "`torch.Stream(DEVICE()).wait_stream` raises there.",
         before=(
             "import torch\n"
             "\n"
@@ -191,10 +191,10 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            "s = torch.get_device_module(DEVICE).Stream()\n"
-            "with torch.get_device_module(DEVICE).stream(s):\n"
+            "s = torch.get_device_module(DEVICE()).Stream()\n"
+            "with torch.get_device_module(DEVICE()).stream(s):\n"
             "    x = torch.ones(2)\n"
-            'if DEVICE.type != "cpu":\n'
+            'if DEVICE().type != "cpu":\n'
             "    s.synchronize()"
         ),
         valid=(
@@ -223,12 +223,28 @@ RULES = (
         "`torch.cuda.Event` only knows CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`torch.cuda.Event(...)` becomes `torch.get_device_module(DEVICE).Event(...)`"
+        what="`torch.cuda.Event(...)` becomes `torch.get_device_module(DEVICE()).Event(...)`"
         " on an accelerator and `torch.cpu.Event()` on the CPU.",
-        why="`torch.Event(DEVICE).record()` raises on the CPU; torch.cpu events record "
+        why="`torch.Event(DEVICE()).record()` raises on the CPU; torch.cpu events record "
         "and wait as no-ops.",
-        before=("import torch\n" "\n" "start = torch.cuda.Event(enable_timing=True)"),
-        after=EXAMPLE_BINDING + "start = " + _TIMING_EVENT,
+        before=(
+            "import torch\n"
+            "\n"
+            "\n"
+            "def timer():\n"
+            "    start = torch.cuda.Event(enable_timing=True)\n"
+            "    return start"
+        ),
+        after=EXAMPLE_BINDING
+        + (
+            "def timer():\n"
+            "    start = (\n"
+            "        torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
+            '        if DEVICE().type != "cpu"\n'
+            "        else torch.cpu.Event()\n"
+            "    )\n"
+            "    return start"
+        ),
         valid=(
             ("import threading\n" "\n" "done = threading.Event()"),
             ("import torch\n" "\n" "marker = torch.cpu.Event()\n" "marker.record()"),
@@ -244,7 +260,7 @@ RULES = (
         what="`start.elapsed_time(end)` on an event known by its binding (made by "
         "`torch.cuda.Event(...)` in the same function or module, an attribute always "
         "set so, or an element of a list of them) becomes "
-        '`(start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan"))`. '
+        '`(start.elapsed_time(end) if DEVICE().type != "cpu" else float("nan"))`. '
         "Other receivers are left alone (a host timer of the program's own), and "
         "reported where the module makes CUDA events and defines no `elapsed_time`.",
         why="CPU events have no timer. NaN says 'not measured' without crashing the "
@@ -252,13 +268,35 @@ RULES = (
         before=(
             "import torch\n"
             "\n"
-            "start = torch.cuda.Event(enable_timing=True)\n"
-            "end = torch.cuda.Event(enable_timing=True)\n"
-            "ms = start.elapsed_time(end)"
+            "\n"
+            "def timed(step):\n"
+            "    start = torch.cuda.Event(enable_timing=True)\n"
+            "    end = torch.cuda.Event(enable_timing=True)\n"
+            "    start.record()\n"
+            "    step()\n"
+            "    end.record()\n"
+            "    end.synchronize()\n"
+            "    return start.elapsed_time(end)"
         ),
         after=EXAMPLE_BINDING
-        + f"start = {_TIMING_EVENT}\nend = {_TIMING_EVENT}\n"
-        + 'ms = start.elapsed_time(end) if DEVICE.type != "cpu" else float("nan")',
+        + (
+            "def timed(step):\n"
+            "    start = (\n"
+            "        torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
+            '        if DEVICE().type != "cpu"\n'
+            "        else torch.cpu.Event()\n"
+            "    )\n"
+            "    end = (\n"
+            "        torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
+            '        if DEVICE().type != "cpu"\n'
+            "        else torch.cpu.Event()\n"
+            "    )\n"
+            "    start.record()\n"
+            "    step()\n"
+            "    end.record()\n"
+            "    end.synchronize()\n"
+            '    return start.elapsed_time(end) if DEVICE().type != "cpu" else float("nan")'
+        ),
         valid=(
             (
                 "import time\n"
@@ -291,15 +329,15 @@ RULES = (
         "`torch.cuda.get_device_name()` only knows CUDA",
         Fix.UNSAFE,
         ACCELERATOR_TORCH,
-        what="Becomes `torch.get_device_module(DEVICE).get_device_name(...)`, and "
+        what="Becomes `torch.get_device_module(DEVICE()).get_device_name(...)`, and "
         '`"cpu"` on the CPU.',
         why="torch.accelerator has no get_device_name.",
         before=("import torch\n" "\n" "print(torch.cuda.get_device_name(0))"),
         after=EXAMPLE_BINDING
         + (
             "print(\n"
-            "    torch.get_device_module(DEVICE).get_device_name(0)\n"
-            '    if DEVICE.type != "cpu"\n'
+            "    torch.get_device_module(DEVICE()).get_device_name(0)\n"
+            '    if DEVICE().type != "cpu"\n'
             '    else "cpu"\n'
             ")"
         ),

@@ -4,7 +4,7 @@ the family)."""
 
 from __future__ import annotations
 
-from codemod.model.rule import Fix, Rule, TorchVersion
+from codemod.model.rule import Fix, Rule
 from codemod.rules.examples import EXAMPLE_BINDING
 
 from codemod.model.versions import (
@@ -24,19 +24,22 @@ RULES = (
         "`memory_reserved`, `max_memory_reserved`, `memory_stats`, "
         "`reset_peak_memory_stats`, `reset_accumulated_memory_stats` (and the old "
         "`*_cached` names) become the `torch.accelerator` functions, behind "
-        '`DEVICE.type != "cpu"`: 0, `{}` or a no-op on the CPU, as torch.cuda was.',
+        '`DEVICE().type != "cpu"`: 0, `{}` or a no-op on the CPU, as torch.cuda was.',
         why="The torch.accelerator memory functions raise without an accelerator.",
         before=(
             "import torch\n"
             "\n"
-            "print(torch.cuda.max_memory_allocated())\n"
-            "torch.cuda.empty_cache()"
+            "\n"
+            "def report():\n"
+            "    print(torch.cuda.max_memory_allocated())\n"
+            "    torch.cuda.empty_cache()"
         ),
         after=EXAMPLE_BINDING
         + (
-            'print(torch.accelerator.max_memory_allocated() if DEVICE.type != "cpu" else 0)\n'
-            'if DEVICE.type != "cpu":\n'
-            "    torch.accelerator.empty_cache()"
+            "def report():\n"
+            '    print(torch.accelerator.max_memory_allocated() if DEVICE().type != "cpu" else 0)\n'
+            '    if DEVICE().type != "cpu":\n'
+            "        torch.accelerator.empty_cache()"
         ),
         valid=(
             (
@@ -60,7 +63,7 @@ RULES = (
         why="Both raise without an accelerator.",
         before=("import torch\n" "\n" "free, total = torch.cuda.mem_get_info()"),
         after=EXAMPLE_BINDING
-        + 'free, total = torch.accelerator.get_memory_info() if DEVICE.type != "cpu" else (0, 0)',
+        + 'free, total = torch.accelerator.get_memory_info() if DEVICE().type != "cpu" else (0, 0)',
         valid=(
             (
                 "def mem_get_info():\n"
@@ -114,5 +117,6 @@ RULES = (
             ),
         ),
         safety="Safe: `torch.cuda.OutOfMemoryError is torch.OutOfMemoryError`.",
+        reads_device=False,
     ),
 )

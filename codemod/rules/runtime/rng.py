@@ -16,14 +16,21 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="`manual_seed`, `manual_seed_all`, `seed` and `seed_all` go through "
-        '`torch.get_device_module(DEVICE)`, behind `DEVICE.type != "cpu"`.',
+        '`torch.get_device_module(DEVICE())`, behind `DEVICE().type != "cpu"`.',
         why="torch.cpu has no seeding functions, and `torch.manual_seed` would also "
         "reseed the CPU generator, changing shuffling and dropout.",
-        before=("import torch\n" "\n" "torch.cuda.manual_seed_all(seed)"),
+        before=(
+            "import torch\n"
+            "\n"
+            "\n"
+            "def seed_everything(seed):\n"
+            "    torch.cuda.manual_seed_all(seed)"
+        ),
         after=EXAMPLE_BINDING
         + (
-            'if DEVICE.type != "cpu":\n'
-            "    torch.get_device_module(DEVICE).manual_seed_all(seed)"
+            "def seed_everything(seed):\n"
+            '    if DEVICE().type != "cpu":\n'
+            "        torch.get_device_module(DEVICE()).manual_seed_all(seed)"
         ),
         valid=(
             ("import torch\n" "\n" "torch.manual_seed(0)"),
@@ -43,8 +50,8 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="`get_rng_state`, `set_rng_state`, `get_rng_state_all` and "
-        "`set_rng_state_all` go through `torch.get_device_module(DEVICE)`, behind "
-        '`DEVICE.type != "cpu"` (`None`, `[]` or a no-op on the CPU).',
+        "`set_rng_state_all` go through `torch.get_device_module(DEVICE())`, behind "
+        '`DEVICE().type != "cpu"` (`None`, `[]` or a no-op on the CPU).',
         why="A machine without an accelerator has no accelerator generator to save.",
         before=(
             "import torch\n" "\n" 'state = {"cuda_rng": torch.cuda.get_rng_state()}'
@@ -53,8 +60,8 @@ RULES = (
         + (
             "state = {\n"
             '    "cuda_rng": (\n'
-            "        torch.get_device_module(DEVICE).get_rng_state()\n"
-            '        if DEVICE.type != "cpu"\n'
+            "        torch.get_device_module(DEVICE()).get_rng_state()\n"
+            '        if DEVICE().type != "cpu"\n'
             "        else None\n"
             "    )\n"
             "}"
@@ -76,7 +83,7 @@ RULES = (
         "`torch.random.fork_rng(devices=...)` forks CUDA generators only",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="Adds `device_type=DEVICE.type` and makes `devices` empty on the CPU.",
+        what="Adds `device_type=DEVICE().type` and makes `devices` empty on the CPU.",
         why="Without `device_type`, fork_rng forks CUDA only; with "
         '`device_type="cpu"` and any device it raises.',
         before=(
@@ -88,7 +95,7 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "with torch.random.fork_rng(\n"
-            '    devices=[0] if DEVICE.type != "cpu" else [], device_type=DEVICE.type\n'
+            '    devices=[0] if DEVICE().type != "cpu" else [], device_type=DEVICE().type\n'
             "):\n"
             "    noise = torch.randn(2)"
         ),
