@@ -9,8 +9,8 @@ simulated accelerator and fails on a kind that no run reached.
 **The binding.** A name assigned ``torch.accelerator.current_accelerator(...) or
 torch.device("cpu")`` (or the ``current_accelerator() if torch.accelerator.is_available()
 else torch.device("cpu")`` written for torch 2.6), whatever it is called and in whatever
-scope; or a function without parameters that returns that value (directly, or through
-such a name), whose uses are ``DEVICE()``. A name assigned
+scope; or a function without parameters (or a lambda) that returns that value
+(directly, or through such a name), whose uses are ``DEVICE()``. A name assigned
 ``torch.device("cuda" if torch.cuda.is_available() else "cpu")`` (the binding kept for a
 torch older than ``torch.accelerator``) is a CUDA binding: on any other accelerator it is
 the CPU. ``torch`` is found through the module's imports (``import torch as th``).
@@ -114,10 +114,15 @@ class _Program:
                 targets = node.targets
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 targets = [node.target]
-            kind = self._binding_value(getattr(node, "value", None))
+            value = getattr(node, "value", None)
+            kind = self._binding_value(value)
+            accessor = isinstance(value, ast.Lambda) and not _has_parameters(value)
+            function_kind = self._binding_value(value.body) if accessor else None
             for target in targets:
                 if kind and isinstance(target, ast.Name):
                     self.variables[target.id] = kind
+                if function_kind and isinstance(target, ast.Name):
+                    self.functions[target.id] = function_kind
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 kind = self._accessor(node)
@@ -167,10 +172,7 @@ class _Program:
         return None
 
     def _accessor(self, function) -> Optional[str]:
-        arguments = function.args
-        if arguments.args or arguments.posonlyargs or arguments.kwonlyargs:
-            return None
-        if arguments.vararg or arguments.kwarg:
+        if _has_parameters(function):
             return None
         for node in ast.walk(function):
             if isinstance(node, ast.Return) and node.value is not None:
@@ -208,6 +210,17 @@ class _Program:
         if len(node.args) == 1:
             return self.use(node.args[0]) or self.type_use(node.args[0])
         return None
+
+
+def _has_parameters(function) -> bool:
+    arguments = function.args
+    return bool(
+        arguments.args
+        or arguments.posonlyargs
+        or arguments.kwonlyargs
+        or arguments.vararg
+        or arguments.kwarg
+    )
 
 
 def _is_string(node, value: Optional[str] = None) -> bool:

@@ -115,12 +115,16 @@ def DEVICE_OF(x):
     return torch.accelerator.current_accelerator() or torch.device("cpu")
 
 
+LAZY = lambda: torch.accelerator.current_accelerator() or torch.device("cpu")
+
+
 a = torch.ones(1).to(DEVICE())
 if DEVICE().type != "cpu":
     pass
 b = torch.ones(1).to(device())
 c = torch.ones(1).to(DEVICE)
 d = torch.ones(1).to(DEVICE_OF(a))
+e = torch.ones(1, device=LAZY())
 """
 
 
@@ -130,6 +134,7 @@ def test_a_binding_may_be_a_function_returning_the_device():
         ".to(DEVICE)",
         'if DEVICE.type != "cpu": <body>',
         ".to(DEVICE)",
+        "device=DEVICE",
     ]
 
 
