@@ -46,7 +46,6 @@ on some tpsim run, except those in ``KINDS_NEVER_EXECUTED``; the CUDA-only guard
 from __future__ import annotations
 
 import collections
-import textwrap
 from pathlib import Path
 from typing import Dict, Tuple
 
@@ -325,14 +324,12 @@ def test_same_output_on_the_simulated_accelerator(case, fixture_runs, tmp_path):
     outcome, line = _outcome(case, cpu, tpsim)
     if case in FAILS_ON_TPSIM:
         idiom, expected = FAILS_ON_TPSIM[case]
-        assert (
-            outcome == "fails"
-        ), f"runs now ({outcome}): remove it from FAILS_ON_TPSIM"
+        assert outcome == "fails", f"runs now ({outcome}; was: {idiom}): remove it"
         assert matches(line, expected), f"fails otherwise now:\n{tpsim.stderr[-3000:]}"
     elif case in DIFFERS_ON_TPSIM:
         idiom, expected = DIFFERS_ON_TPSIM[case]
         assert outcome != "fails", f"fails now:\n{tpsim.stderr[-3000:]}"
-        assert outcome == "differs", "the same now: remove it from DIFFERS_ON_TPSIM"
+        assert outcome == "differs", f"the same now (was: {idiom}): remove it"
         assert matches(line, expected), f"differs otherwise now: {line!r}"
     else:
         assert outcome != "fails", f"fails on tpsim:\n{tpsim.stderr[-3000:]}"
@@ -380,16 +377,17 @@ def test_every_emitted_kind_is_executed_on_the_simulated_accelerator(
     assert not any(cuda_only.values()), f"CUDA-only code ran on tpsim: {cuda_only}"
 
 
+WHERE = """\
+import torch
+device = torch.accelerator.current_accelerator(check_available=True)
+print(device, torch.accelerator.device_count(), torch.cuda.is_available())
+print(torch.ones(2).to(device).device)
+"""
+
+
 def test_the_simulated_runner_runs_on_tpsim(simulated_runner, tmp_path):
     program = tmp_path / "where.py"
-    program.write_text(textwrap.dedent("""\
-            import torch
-            device = torch.accelerator.current_accelerator(check_available=True)
-            print(device, torch.accelerator.device_count(), torch.cuda.is_available())
-            print(torch.ones(2).to(device).device)
-            """))
+    program.write_text(WHERE)
     proc = simulated_runner.run(program, tmp_path)
-    assert (proc.returncode, proc.stdout) == (
-        0,
-        "tpsim 2 False\ntpsim:0\n",
-    ), proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "tpsim 2 False\ntpsim:0\n"
