@@ -13,15 +13,22 @@ Its exit status comes back as ``subprocess`` reports it: the exit code, or minus
 signal that killed it.  A program still running after ``HANG_GUARD_S`` is killed; that
 limit is a guard against hangs, not a speed requirement.
 
-Protocol: one JSON request per line on the runner's stdin (``path``, ``cwd``, ``argv``),
-one JSON answer per line on its stdout (``returncode``, ``stdout``, ``stderr``,
-``hung``).
+Protocol: one JSON request per line on the runner's stdin (``path``, ``cwd``, ``argv``,
+and ``trace``: a folder, or null), one JSON answer per line on its stdout
+(``returncode``, ``stdout``, ``stderr``, ``hung``).
+
+``run(..., trace=True)`` runs the program instrumented by tests/branch_tracer.py instead
+(the same output, plus counters at the accelerator branches it holds); the result's
+``hits`` maps each site's index to how often the run reached it (``None`` untraced).
+A runner started with ``codemod.simulate.environment()`` runs every program on the
+simulated accelerator.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +42,7 @@ HANG_GUARD_S = (
 
 
 _STARTS_PROCESSES = "mp.spawn("
+TRACER = Path(__file__).with_name("branch_tracer.py")
 
 
 class ProgramRunner:
@@ -52,14 +60,32 @@ class ProgramRunner:
         )
 
     def run(
-        self, program: Path, cwd: Path, argv: Optional[Sequence[str]] = None
+        self,
+        program: Path,
+        cwd: Path,
+        argv: Optional[Sequence[str]] = None,
+        trace: bool = False,
     ) -> subprocess.CompletedProcess:
-        if _STARTS_PROCESSES in program.read_text(encoding="utf-8"):
-            return self._run_fresh(program, cwd, argv)
+        hits = tempfile.mkdtemp(prefix="program-hits-") if trace else None
+        try:
+            if _STARTS_PROCESSES in program.read_text(encoding="utf-8"):
+                proc = self._run_fresh(program, cwd, argv, hits)
+            else:
+                proc = self._run_forked(program, cwd, argv, hits)
+            proc.hits = _read_hits(hits) if trace else None
+        finally:
+            if hits:
+                shutil.rmtree(hits, ignore_errors=True)
+        return proc
+
+    def _run_forked(
+        self, program: Path, cwd: Path, argv: Optional[Sequence[str]], hits
+    ) -> subprocess.CompletedProcess:
         request = {
             "path": str(program),
             "cwd": str(cwd),
             "argv": list(argv) if argv is not None else [str(program)],
+            "trace": hits,
         }
         self._proc.stdin.write(json.dumps(request) + "\n")
         self._proc.stdin.flush()
@@ -77,13 +103,17 @@ class ProgramRunner:
         )
 
     def _run_fresh(
-        self, program: Path, cwd: Path, argv: Optional[Sequence[str]]
+        self, program: Path, cwd: Path, argv: Optional[Sequence[str]], hits=None
     ) -> subprocess.CompletedProcess:
         """A program that starts processes of its own runs as ``python PROGRAM``:
         in a child forked from the runner, a worker ``mp.spawn`` started sometimes
         aborted at exit ("terminate called without an active exception"; 3 full
-        suites in 9 on a loaded machine), which it never did run on its own."""
+        suites in 9 on a loaded machine), which it never did run on its own. Traced,
+        it runs as ``python branch_tracer.py --hits DIR PROGRAM ...``, which traces the
+        processes it spawns too."""
         args = [sys.executable, str(program), *(list(argv or [])[1:])]
+        if hits:
+            args[1:1] = [str(TRACER), "--hits", hits]
         try:
             return subprocess.run(
                 args,
@@ -103,6 +133,22 @@ class ProgramRunner:
         self._proc.stdin.close()
         self._proc.wait()
         self._proc.stdout.close()
+
+
+def _read_hits(folder: str) -> dict:
+    return _tracer().read_hits(folder)
+
+
+def _tracer():
+    """tests/branch_tracer.py, loaded by its path (a program's sys.path is its own)."""
+    import importlib.util
+
+    name = "_torchport_branch_tracer"  # branch_tracer.MODULE
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, TRACER)
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
 
 
 # -- the runner process ------------------------------------------------------------------
@@ -138,7 +184,10 @@ def _child(request: dict, out_path: str, err_path: str, protocol: int) -> None:
         import traceback
 
         try:
-            runpy.run_path(request["path"], run_name="__main__")
+            if request.get("trace"):
+                _tracer().run_traced(request["path"], request["trace"])
+            else:
+                runpy.run_path(request["path"], run_name="__main__")
             code = 0
         except SystemExit as error:
             code = _exit_code(error)

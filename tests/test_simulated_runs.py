@@ -1,0 +1,393 @@
+"""Every fixture after file and every program, run on the CPU and on the simulated
+accelerator: the same output, and every kind of accelerator branch executed.
+
+On the CPU, ``DEVICE`` is the CPU, so what torchport writes for an accelerator never runs
+there. Here each after file (``fixtures/*/*.after.py`` and ``fixtures/programs/``; not
+the notebooks) also runs with the tpsim simulator loaded (codemod/simulate, 2 devices):
+in a second program runner (tests/program_runner.py) started with
+``codemod.simulate.environment()``, which imports torch once with the simulator and forks
+a child per program (programs that call ``mp.spawn`` run fresh). tests/conftest.py runs
+each program once a session on each side, shared with tests/test_fixtures.py's and
+tests/test_programs.py's CPU runs.
+
+**Same output.** stdout must be the same once device names are read alike and numbers
+within a relative 1e-3 (tests/simulated_output.py says exactly what is normalised).
+What differs whoever ports the code is listed in ``DIFFERS_BY_DESIGN``, case by case,
+with the text it concerns:
+
+- a program that prints whether there is an accelerator, how many devices, the current
+  device index, whether a tensor is on the accelerator, or allocator statistics (the
+  CPU has no allocator statistics: torchport's guards print 0 there);
+- random numbers drawn on the device (``torch.randn(..., device=DEVICE)``, dropout on
+  the device, weights initialised under ``set_default_device``) come from the device's
+  generator, which is not the CPU's, as on CUDA;
+- autocast: on the CPU ``torch.autocast("cpu")`` casts to bfloat16; on tpsim, as on
+  CUDA, to float16 by default. A program that prints a value computed under default
+  autocast prints other digits, and fp16 gradients overflow where bf16 ones do not, so
+  ``GradScaler`` skips a step on tpsim that the CPU takes (TP401/argparse_flag). The
+  entries say which of these a case shows;
+- profiler timings, which differ between any two runs.
+
+**Known failures.** What fails on tpsim or differs from the CPU because of what torchport
+wrote (or left) is listed in ``FAILS_ON_TPSIM`` and ``DIFFERS_ON_TPSIM``: the case, the
+idiom at fault, and the first error line (the exception line of its traceback) or the
+first tpsim line that differs. They are exact: a listed case that runs the same, or
+fails otherwise, fails the test, as does an unlisted case that fails; fixing torchport's
+output makes its entry fail until it is removed.
+
+**Kinds.** tests/branch_tracer.py finds, in each after file's AST, the sites of each
+kind of accelerator branch (guards' accelerator sides, ``torch.get_device_module(DEVICE).X``,
+``torch.accelerator.X``, ``.to(DEVICE)``, ``torch.Stream``/``torch.Event``, device
+arguments); the tpsim runs are traced. Each accelerator kind emitted must be executed
+on some tpsim run, except those in ``KINDS_NEVER_EXECUTED``; the CUDA-only guards
+(``DEVICE.type == "cuda"``) must never be.
+"""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+from typing import Dict, Tuple
+
+import pytest
+
+from tests import branch_tracer
+from tests.fixture_cases import FIXTURES, after_of, before_files, program_files
+from tests.simulated_output import ByDesign, compare, error_line, matches
+
+pytestmark = pytest.mark.simulator
+
+
+def _cases() -> Dict[str, Path]:
+    afters = [after_of(b) for b in before_files() + program_files()]
+    return {a.relative_to(FIXTURES).as_posix()[: -len(".after.py")]: a for a in afters}
+
+
+CASES = _cases()
+
+
+def _lacks(member: str) -> Tuple[str, str]:
+    """A device-module idiom that torch.tpsim does not have, and the error it raises."""
+    return (
+        f"torch.get_device_module(DEVICE).{member}()",
+        f"AttributeError: module 'torch.tpsim' has no attribute '{member}'",
+    )
+
+
+# The other idioms at fault, as the report groups them.
+DATA_PARALLEL = "nn.DataParallel kept around a model on a non-CUDA device"
+SCATTER = "AttributeError: module 'torch._C' has no attribute '_scatter'"
+
+GLOO = (
+    'init_process_group("gloo") kept for device tensors: gloo serves CPU and CUDA only'
+)
+SPAWN_RANKS = (
+    "mp.spawn workers place on DEVICE without torch.accelerator.set_device_index(rank):"
+    " every rank on device 0"
+)
+RNG_STATE_LOADED = (
+    "a get_rng_state() tensor loaded with torch.load(map_location=DEVICE):"
+    " set_rng_state needs a CPU ByteTensor (as on CUDA)"
+)
+CUDA_TENSOR_TYPE = (
+    "torch.cuda.FloatTensor kept as a value (TP313, reported) behind a flag now set by"
+    " torch.accelerator.is_available()"
+)
+
+# case -> (idiom at fault, the error line on tpsim)
+FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
+    "TP102/int_device_index": _lacks("synchronize"),
+    "TP301/alias_import_as": _lacks("synchronize"),
+    "TP301/device_count_data_parallel": (DATA_PARALLEL, SCATTER),
+    "TP301/early_exit_guards": _lacks("synchronize"),
+    "TP301/from_torch_cuda_import": _lacks("synchronize"),
+    "TP301/from_torch_import_cuda": _lacks("synchronize"),
+    "TP301/guard_portable_body": _lacks("synchronize"),
+    "TP304/import_torch_cuda": _lacks("synchronize"),
+    "TP304/synchronize_benchmark": _lacks("synchronize"),
+    "TP305/set_stream": _lacks("current_stream"),
+    "TP305/side_stream": _lacks("Stream"),
+    "TP305/stream_methods": _lacks("Stream"),
+    "TP305/stream_of_a_device": _lacks("Stream"),
+    "TP306/event_sync": _lacks("Event"),
+    "TP306/inference_benchmark": _lacks("manual_seed"),
+    "TP307/event_timing_benchmark": _lacks("Event"),
+    "TP307/known_event_receivers": _lacks("Event"),
+    "TP308/guard_implied": _lacks("synchronize"),
+    "TP308/guarded_statements": _lacks("manual_seed"),
+    "TP308/inside_device_test": _lacks("synchronize"),
+    "TP310/manual_seed": _lacks("manual_seed"),
+    "TP310/reseed_random": _lacks("seed"),
+    "TP311/rng_state_checkpoint": _lacks("get_rng_state_all"),
+    "TP314/device_name": _lacks("get_device_name"),
+    "TP504/accelerated_branch": (
+        GLOO,
+        "RuntimeError: No backend type associated with device type tpsim",
+    ),
+    "TP505/spawn_device_count": (
+        SPAWN_RANKS,
+        "RuntimeError: tpccl: ranks 0 and 1 both use tpsim:0; like NCCL, each rank"
+        " needs its own device (torch.accelerator.set_device_index(local_rank))",
+    ),
+    "end_to_end/char_gpt_amp": _lacks("manual_seed"),
+    "end_to_end/checkpoint_resume": (
+        RNG_STATE_LOADED,
+        "TypeError: RNG state must be a torch.ByteTensor",
+    ),
+    "fstrings/requoted": _lacks("get_device_name"),
+    "programs/checkpoint_rng_resume": _lacks("get_rng_state_all"),
+    "programs/data_prefetcher": _lacks("Stream"),
+    "programs/dataparallel_multi_gpu": (DATA_PARALLEL, SCATTER),
+    "programs/early_return_gpu_info": _lacks("synchronize"),
+    "programs/eval_loop_empty_cache": _lacks("synchronize"),
+    "programs/event_timed_benchmark": _lacks("synchronize"),
+    "programs/fork_rng_dropout": _lacks("manual_seed"),
+    "programs/gan_training": (
+        CUDA_TENSOR_TYPE,
+        "RuntimeError: Cannot initialize CUDA without ATen_cuda library...",
+    ),
+    "programs/seed_everything": _lacks("manual_seed"),
+    "programs/side_streams": _lacks("current_stream"),
+    "programs/stream_sync_copy_back": _lacks("current_stream"),
+    "programs/style/cleanup_guards": _lacks("synchronize"),
+    "programs/wallclock_benchmark": _lacks("synchronize"),
+}
+# case -> (idiom at fault, the first tpsim line that differs)
+DIFFERS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
+    "TP313/default_tensor_type": (
+        "model.type(torch.cuda.FloatTensor) kept behind torch.cuda.is_available()"
+        " (TP313, TP301 reported): elsewhere the model stays float16",
+        "torch.float16",
+    ),
+    "programs/ddp_tutorial_gpu_id": (
+        "the optimizer is built before model.to(DEVICE): on a PrivateUse1 backend"
+        " Module.to makes new Parameters (c10 lists only CPU, CUDA, MPS, HIP, XPU, HPU"
+        " and MTIA as dense backends whose tensors it may swap in place), so the"
+        " optimizer steps the host ones and the model never trains",
+        "[GPU0] epoch 0 loss 1.2388",
+    ),
+}
+ON_ACCELERATOR = "prints whether there is an accelerator, or what it is or has"
+DEVICE_RNG = "draws random numbers on the device, whose generator is not the CPU's"
+DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
+    "TP102/custom_device_name": ByDesign(DEVICE_RNG, [("4.0132", "2.8071")]),
+    "TP105/argparse_default": ByDesign(DEVICE_RNG, [("-2.8459", "-2.6309")]),
+    "TP105/nanogpt_device_type": ByDesign(DEVICE_RNG, [("6.5966", "6.0355")]),
+    "TP202/guards_cuda_only": ByDesign(
+        ON_ACCELERATOR + " (a tensor on it)", [("8.0]] False", "8.0]] True")]
+    ),
+    "TP301/assert_widened_with_amp_import": ByDesign(
+        "asserts an accelerator", [("AMP training needs an accelerator", "2.0")]
+    ),
+    "TP301/availability": ByDesign(
+        ON_ACCELERATOR,
+        [("accelerator: False", "accelerator: True"), ("devices: 0", "devices: 2")],
+    ),
+    "TP301/device_index_target_2_8": ByDesign(
+        "prints only under torch.accelerator.is_available()", [("", "2.0\n")]
+    ),
+    "TP301/target_2_6": ByDesign(ON_ACCELERATOR, [("False 0", "True 2")]),
+    "TP303/device_context_int_index": ByDesign(
+        "one total per device", [("[2.0, 4.0]", "[2.0, 2.0, 4.0]")]
+    ),
+    "TP313/isinstance": ByDesign(
+        ON_ACCELERATOR + " (a tensor on it)",
+        [
+            ("", "a CUDA float tensor\n"),
+            ("float on cuda: False", "float on cuda: True"),
+        ],
+    ),
+    "TP401/argparse_flag": ByDesign(
+        "fp16 autocast on tpsim (bf16 on the CPU): the first scaled fp16 gradients"
+        " overflow and GradScaler skips that step, as on CUDA",
+        [("0.353\n0.014", "0.353\n0.353")],
+    ),
+    "TP401/import_amp_as": ByDesign(
+        DEVICE_RNG + "; and autocasts to fp16 there, to bf16 on the CPU",
+        [("-3.55", "3.03")],
+    ),
+    "TP403/custom_function": ByDesign(
+        DEVICE_RNG,
+        [("[9.246, -1.761, -13.073, 3.411]", "[-7.304, -4.904, -4.635, -6.768]")],
+    ),
+    "TP908/profiler_cuda_columns": ByDesign(
+        "profiler timings", masks=[r" *\d+\.\d+(?:%|us|ms|s)(?!\w)"]
+    ),
+    "fstrings/no_quote_left": ByDesign(ON_ACCELERATOR, [("0 devices", "2 devices")]),
+    "fstrings/self_documenting": ByDesign(
+        ON_ACCELERATOR, [("device_count() = 0, 0", "device_count() = 0, 2")]
+    ),
+    "programs/batch_to_device_helper": ByDesign(
+        ON_ACCELERATOR + " (tensors on it)",
+        [("all moved: False", "all moved: True")],
+    ),
+    "programs/default_tensor_type_llama": ByDesign(
+        ON_ACCELERATOR + " (a weight on it); " + DEVICE_RNG + " (its initial weights)",
+        [
+            ("weight on gpu: False", "weight on gpu: True"),
+            ("out sum -2.69", "out sum -2.0"),
+        ],
+    ),
+    "programs/device_context_manager": ByDesign(
+        ON_ACCELERATOR + " (the device index of a tensor on it)",
+        [("index -1", "index 0")],
+    ),
+    "programs/fstring_cuda_report": ByDesign(
+        ON_ACCELERATOR,
+        [
+            ("cuda available: False, devices: 0", "cuda available: True, devices: 2"),
+            ("params on cpu: False", "params on tpsim: True"),
+        ],
+    ),
+    "programs/is_cuda_checks": ByDesign(
+        ON_ACCELERATOR + " (tensors on it)",
+        [("placement: cpu", "placement: gpu 0"), ("gpu: False", "gpu: True")],
+    ),
+    "programs/legacy_tensor_types": ByDesign(
+        ON_ACCELERATOR + " (a tensor on it)",
+        [("float tensor: False", "float tensor: True")],
+    ),
+    "programs/memory_profile_report": ByDesign(
+        ON_ACCELERATOR + " (allocator statistics)",
+        [
+            ("added 0.000 MiB", "added 0.125 MiB"),
+            ("reserved 0.0 MiB", "reserved 0.4 MiB"),
+        ],
+    ),
+    "programs/style/mnist_main": ByDesign(
+        "shuffles its data only where there is an accelerator",
+        [("Loss: 2.309", "Loss: 2.253"), ("Loss: 2.215", "Loss: 2.169")],
+    ),
+    "programs/trainer_amp_memory": ByDesign(
+        ON_ACCELERATOR + " (allocator statistics)", [("peak 0.00 MB", "peak 0.01 MB")]
+    ),
+}
+LACKS = "torch.tpsim has no such member: every call raises (FAILS_ON_TPSIM)"
+NOT_REACHED = "every call of it is in a case that fails before it (FAILS_ON_TPSIM)"
+HOST_DATA = "no fixture reaches it with a tensor on the accelerator: "
+# kind -> why no tpsim run executes it
+KINDS_NEVER_EXECUTED: Dict[str, str] = {
+    **{
+        f"torch.get_device_module(DEVICE).{name}()": LACKS
+        for name in (
+            "Event",
+            "Stream",
+            "current_stream",
+            "default_stream",
+            "get_device_name",
+            "get_rng_state_all",
+            "manual_seed",
+            "seed",
+            "seed_all",
+            "set_rng_state_all",
+            "stream",
+            "synchronize",
+        )
+    },
+    "torch.get_device_module(DEVICE).set_rng_state()": (
+        "TP311/rng_state_checkpoint fails before it; end_to_end/checkpoint_resume"
+        " passes it a state on the device, which it refuses"
+    ),
+    "torch.accelerator.set_stream()": NOT_REACHED + " (TP305/set_stream)",
+    "A != DEVICE.type (value on an accelerator)": HOST_DATA
+    + "TP104/comparison passes a host tensor's device; TP308/inside_device_test"
+    " fails before it",
+    "DEVICE.type not in A (value on an accelerator)": HOST_DATA
+    + "TP104/membership passes a host tensor's device string",
+    'not (A == DEVICE.type != "cpu") (value on an accelerator)': HOST_DATA
+    + "in TP202/is_cuda an earlier return takes tensors on the accelerator; in"
+    " TP202/assert_placement `not y.is_cpu or` short-circuits for them",
+    "torch.get_autocast_dtype(DEVICE.type)": HOST_DATA
+    + "TP404/autocast_state calls it only when autocast is on, and never does",
+}
+
+
+def _outcome(case: str, cpu, tpsim) -> Tuple[str, str]:
+    if tpsim.returncode != 0:
+        return "fails", error_line(tpsim.stderr)
+    difference = compare(cpu.stdout, tpsim.stdout, DIFFERS_BY_DESIGN.get(case))
+    if difference is None:
+        return "same", ""
+    return "differs", difference[2]
+
+
+def _runs(fixture_runs, case: str, folder: Path):
+    tpsim = fixture_runs.get("tpsim", CASES[case], folder / "tpsim")
+    cpu = fixture_runs.get("cpu", CASES[case], folder / "cpu")
+    return cpu, tpsim
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_same_output_on_the_simulated_accelerator(case, fixture_runs, tmp_path):
+    cpu, tpsim = _runs(fixture_runs, case, tmp_path)
+    assert cpu.returncode == 0, f"fails on the CPU:\n{cpu.stderr[-3000:]}"
+    outcome, line = _outcome(case, cpu, tpsim)
+    if case in FAILS_ON_TPSIM:
+        idiom, expected = FAILS_ON_TPSIM[case]
+        assert outcome == "fails", f"runs now ({outcome}; was: {idiom}): remove it"
+        assert matches(line, expected), f"fails otherwise now:\n{tpsim.stderr[-3000:]}"
+    elif case in DIFFERS_ON_TPSIM:
+        idiom, expected = DIFFERS_ON_TPSIM[case]
+        assert outcome != "fails", f"fails now:\n{tpsim.stderr[-3000:]}"
+        assert outcome == "differs", f"the same now (was: {idiom}): remove it"
+        assert matches(line, expected), f"differs otherwise now: {line!r}"
+    else:
+        assert outcome != "fails", f"fails on tpsim:\n{tpsim.stderr[-3000:]}"
+        assert outcome == "same", (
+            f"differs on tpsim: {line!r}\n--- cpu\n{cpu.stdout[-2000:]}"
+            f"\n--- tpsim\n{tpsim.stdout[-2000:]}"
+        )
+
+
+def test_the_tables_name_real_cases():
+    tables = (FAILS_ON_TPSIM, DIFFERS_ON_TPSIM, DIFFERS_BY_DESIGN)
+    for table in tables:
+        assert set(table) <= set(CASES), set(table) - set(CASES)
+    assert not set(FAILS_ON_TPSIM) & set(DIFFERS_ON_TPSIM)
+
+
+def _tally(fixture_runs, folder: Path):
+    """For each (kind, category) emitted: the cases that emit it, the tpsim hits."""
+    emitted = collections.defaultdict(set)
+    executed = collections.Counter()
+    for case, path in sorted(CASES.items()):
+        hits = fixture_runs.get("tpsim", path, folder / case / "tpsim").hits
+        for site in branch_tracer.sites(path.read_bytes()):
+            emitted[site.kind, site.category].add(case)
+            executed[site.kind, site.category] += hits.get(site.index, 0)
+    return emitted, executed
+
+
+def test_every_emitted_kind_is_executed_on_the_simulated_accelerator(
+    fixture_runs, tmp_path
+):
+    emitted, executed = _tally(fixture_runs, tmp_path)
+    accelerator = {k for k, c in emitted if c == branch_tracer.ACCELERATOR}
+    never = sorted(k for k in accelerator if not executed[k, branch_tracer.ACCELERATOR])
+    assert set(KINDS_NEVER_EXECUTED) <= accelerator, "listed kinds no after file emits"
+    newly = [k for k in KINDS_NEVER_EXECUTED if k not in never]
+    assert not newly, f"executed now: remove them from KINDS_NEVER_EXECUTED: {newly}"
+    missing = {
+        k: sorted(emitted[k, branch_tracer.ACCELERATOR])[:3]
+        for k in never
+        if k not in KINDS_NEVER_EXECUTED
+    }
+    assert not missing, f"emitted kinds no tpsim run executes: {missing}"
+    cuda_only = {k: executed[k, c] for k, c in emitted if c == branch_tracer.CUDA_ONLY}
+    assert not any(cuda_only.values()), f"CUDA-only code ran on tpsim: {cuda_only}"
+
+
+WHERE = """\
+import torch
+device = torch.accelerator.current_accelerator(check_available=True)
+print(device, torch.accelerator.device_count(), torch.cuda.is_available())
+print(torch.ones(2).to(device).device)
+"""
+
+
+def test_the_simulated_runner_runs_on_tpsim(simulated_runner, tmp_path):
+    program = tmp_path / "where.py"
+    program.write_text(WHERE)
+    proc = simulated_runner.run(program, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "tpsim 2 False\ntpsim:0\n"
