@@ -174,6 +174,12 @@ class _Program:
     def _accessor(self, function) -> Optional[str]:
         if _has_parameters(function):
             return None
+        returns = [n.value for n in ast.walk(function) if isinstance(n, ast.Return)]
+        current = "torch.accelerator.current_accelerator"
+        if any(self._calls(v, current) for v in returns) and any(
+            self._cpu_device(v) for v in returns
+        ):  # if torch.accelerator.device_count() > 0: return current_accelerator()
+            return ACCELERATOR
         for node in ast.walk(function):
             if isinstance(node, ast.Return) and node.value is not None:
                 kind = self._binding_value(node.value)

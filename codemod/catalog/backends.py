@@ -373,10 +373,10 @@ def render_table(idioms=None) -> str:
 def _callee(idiom: str) -> str:
     """``torch.accelerator.empty_cache()`` -> ``torch.accelerator.empty_cache``."""
     text = idiom[len("with ") :] if idiom.startswith("with ") else idiom
-    head, _, tail = text.rpartition(").")
-    if head:  # torch.get_device_module(DEVICE()).synchronize() -> the method's name
-        return "." + tail.split("(", 1)[0]
-    return text.split("(", 1)[0]
+    name = text.split("(", 1)[0]
+    if name == "torch.get_device_module":  # (DEVICE()).synchronize() -> the method
+        return "." + text.rpartition(").")[2].split("(", 1)[0]
+    return name
 
 
 def idioms_in(text: str):
