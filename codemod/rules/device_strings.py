@@ -80,7 +80,9 @@ RULES = (
             "import torch\n"
             "\n"
             "device = (\n"
-            '    torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")\n'
+            "    torch.accelerator.current_accelerator()\n"
+            "    if torch.accelerator.device_count() > 0\n"
+            '    else torch.device("cpu")\n'
             ")"
         ),
         safety="Safe: identical on CUDA and on CPU-only machines.",

@@ -85,7 +85,7 @@ def _stores(tree: ast.Module, name: str) -> int:
 
 
 def is_binding(value: ast.AST, facts: ModuleFacts) -> bool:
-    """Either form of the binding torchport writes (see BINDING_2_7, BINDING_2_6)."""
+    """A form of the binding torchport writes (BINDING_2_8, BINDING_2_7, BINDING_2_6)."""
     cpu = lambda a: _is_str(a, "cpu")  # noqa: E731
     current = "torch.accelerator.current_accelerator"
     if (
@@ -104,13 +104,40 @@ def is_binding(value: ast.AST, facts: ModuleFacts) -> bool:
         )
     return (
         isinstance(value, ast.IfExp)
-        and isinstance(value.test, ast.Call)
-        and facts.qualified_name(value.test.func) == "torch.accelerator.is_available"
+        and _accelerator_test(value.test, facts)
         and isinstance(value.body, ast.Call)
         and facts.qualified_name(value.body.func) == current
         and not value.body.args
         and not value.body.keywords
         and _device_call(value.orelse, facts, cpu)
+    )
+
+
+def _accelerator_test(test: ast.AST, facts: ModuleFacts) -> bool:
+    """``torch.accelerator.is_available()`` or ``torch.accelerator.device_count() > 0``."""
+    if isinstance(test, ast.Compare):
+        if not (
+            len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Gt)
+            and _is_int(test.comparators[0], 0)
+        ):
+            return False
+        test, wanted = test.left, "torch.accelerator.device_count"
+    else:
+        wanted = "torch.accelerator.is_available"
+    return (
+        isinstance(test, ast.Call)
+        and not test.args
+        and not test.keywords
+        and facts.qualified_name(test.func) == wanted
+    )
+
+
+def _is_int(node: ast.AST, value: int) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and type(node.value) is int
+        and node.value == value
     )
 
 

@@ -28,8 +28,18 @@ from codemod.model.rule import TorchVersion
 if TYPE_CHECKING:  # pragma: no cover
     from codemod.passes.base import FileContext
 
+# torch.accelerator.device_count() reaches the device module's count (NVML for
+# CUDA) from torch 2.8 on; it is 0 without an accelerator.
+FORK_SAFE_TORCH = (2, 8)
 # The binding's value, by the oldest torch it runs on, as the operands black puts
-# on lines of their own when the whole does not fit.
+# on lines of their own when the whole does not fit. From 2.8 the count asks NVML
+# (for CUDA) without initialising it, as the accessor does: a reused eager variable
+# queries nothing earlier than ``torch.device("cuda")`` did.
+BINDING_2_8 = (
+    "{torch}.accelerator.current_accelerator()",
+    "if {torch}.accelerator.device_count() > 0",
+    'else {torch}.device("cpu")',
+)
 # check_available=True matters: a CUDA wheel on a GPU-less host reports "cuda" otherwise.
 BINDING_2_7 = (
     "{torch}.accelerator.current_accelerator(check_available=True)",
@@ -47,7 +57,9 @@ BINDING_CUDA = ('{torch}.device("cuda" if {torch}.cuda.is_available() else "cpu"
 
 
 def _binding_parts(torch_name: str, target: TorchVersion) -> List[str]:
-    if target >= (2, 7):
+    if target >= FORK_SAFE_TORCH:
+        template = BINDING_2_8
+    elif target >= (2, 7):
         template = BINDING_2_7
     elif target >= ACCELERATOR_TORCH:
         template = BINDING_2_6
@@ -65,9 +77,6 @@ def binding_value(context: "FileContext") -> str:
 # Each line fits a 60-column project, nested in a function too.
 ACCESSOR_DOC = '"""The accelerator found on first use, else the CPU."""'
 ACCESSOR_DOC_CUDA = '"""The CUDA device found on first use, else the CPU."""'
-# torch.accelerator.device_count() reaches the device module's count (NVML for
-# CUDA) from torch 2.8 on; it is 0 without an accelerator.
-FORK_SAFE_TORCH = (2, 8)
 ACCESSOR_2_8 = (
     "if {torch}.accelerator.device_count() > 0:",
     "    return {torch}.accelerator.current_accelerator()",
