@@ -141,6 +141,10 @@ class FileContext:
         self.claimed: Set[cst.CSTNode] = set()  # nodes a pass rewrites as a whole
         # Expressions that need no parentheses where they are (codemod.passes.parens).
         self.bare: Set[cst.CSTNode] = set()
+        # CUDA tests kept as written, with why (codemod.passes.kept_for_cuda),
+        # marked by the traversal before a pass sees them.
+        self.kept_for_cuda: Dict[cst.CSTNode, str] = {}
+        self.kept_test_texts: Dict[str, Set[str]] = {}  # test -> names its body binds
         # Filled by codemod.rewrite.device.plan_binding before the first pass runs.
         self.device_name = options.device_name
         # The binding is an accessor, called where the device is read (DEVICE()), or
@@ -312,6 +316,9 @@ class Pass(cst.CSTTransformer):
         end = self.end_position(node)
         rule = REGISTRY[code]
         fix = fix or rule.fix
+        kept = self.context.kept_for_cuda.get(node)
+        if kept is not None:  # widened, it would run CUDA's code on other devices
+            fix, message = Fix.NONE, (message or rule.message) + kept
         reads = rule.reads_device if reads_device is None else reads_device
         if fix is Fix.SAFE and reads and self.context.reads_early(line):
             fix = Fix.UNSAFE
@@ -325,7 +332,7 @@ class Pass(cst.CSTTransformer):
     ) -> bool:
         """Whether a site of rule ``code`` at ``node`` will be fixed (as
         ``record_and_decide`` will decide it), recording nothing."""
-        if node in self.context.claimed:
+        if node in self.context.claimed or node in self.context.kept_for_cuda:
             return False
         line = self.position(node)[0]
         suppressed = self.context.suppressed(line, code)

@@ -24,7 +24,7 @@ from codemod.catalog import under
 from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.cuda_only_code import cuda_only_guard_calls, is_sm_version
 from codemod.passes.cuda_only_imports import REFERENCES, CudaOnlyImports
-from codemod.passes.guards import is_cuda_test
+from codemod.passes.guards import and_operands, is_cuda_test
 from codemod.rules.cuda_only import RULES
 from codemod.model.rule import Fix
 
@@ -113,6 +113,7 @@ class CudaOnly(CudaOnlyImports, Pass):
         self.effects: Dict[cst.Call, str] = {}  # CUDA-only statements -> rule
         self.handled: Set[cst.CSTNode] = set()  # names of those: not reported apart
         self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE().type == "cuda"`
+        self.kept_branch: Set[cst.CSTNode] = set()  # behind a CUDA test kept as it is
 
     # -- references -------------------------------------------------------------------
     def _reference(self, node: cst.CSTNode) -> bool:
@@ -209,8 +210,13 @@ class CudaOnly(CudaOnlyImports, Pass):
         """What runs only on CUDA (`if DEVICE().type == "cuda":`, as written here) is
         left alone; behind `torch.cuda.is_available()` it stays reported."""
         test = node.test
+        kept = self.context.kept_for_cuda
         if is_cuda_test(test, self.context.device_name):
             self.on_cuda.update(walk(node.body))
+        elif any(o in kept for o in and_operands(test)):
+            # `if device.type == "cuda":` kept as written: its body needs no guard
+            # of its own, and stays reported.
+            self.kept_branch.update(walk(node.body))
         elif any(
             isinstance(n, cst.Call) and self.callee(n) == AVAILABLE for n in walk(test)
         ):
@@ -250,6 +256,9 @@ class CudaOnly(CudaOnlyImports, Pass):
             return updated_node
         call = body[0].value
         code = self.effects.get(call)  # type: ignore[arg-type]
+        if code is not None and call in self.kept_branch:
+            self.report(call, code)
+            return updated_node
         if code is None or not self.record_and_decide(call, code):
             return updated_node
         return cst.If(

@@ -79,7 +79,7 @@ def is_sm_version(node: cst.Attribute, qualified_name: QualifiedName) -> bool:
 
 # A function of the program's own whose name says it is CUDA's (`dtw_cuda`,
 # `cuda_kernel`): what it does is not in view, so it is taken to need CUDA.
-_CUDA_NAMED = re.compile(r"(?:^|_)cuda(?:_|$)", re.IGNORECASE)
+CUDA_NAMED = re.compile(r"(?:^|_)cuda(?:_|$)", re.IGNORECASE)
 
 
 def calls_cuda_named(node: cst.CSTNode, qualified_name: QualifiedName) -> bool:
@@ -92,7 +92,7 @@ def calls_cuda_named(node: cst.CSTNode, qualified_name: QualifiedName) -> bool:
         if (
             isinstance(name, cst.Name)
             and name.value.lower() != "cuda"  # `.cuda()`: its own rule
-            and _CUDA_NAMED.search(name.value)
+            and CUDA_NAMED.search(name.value)
             and not under(qualified_name(func), ("torch",))
         ):
             return True

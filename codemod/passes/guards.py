@@ -115,7 +115,7 @@ def and_operands(test: cst.BaseExpression) -> List[cst.BaseExpression]:
     return [test]
 
 
-def _cuda_comparison(node: cst.BaseExpression) -> bool:
+def cuda_comparison(node: cst.BaseExpression) -> bool:
     """``x == "cuda"``, ``x != "cuda:0"``, ``"cuda" in x``: a choice tested for CUDA."""
     if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
         return False
@@ -166,7 +166,7 @@ def fallback_checks(
     torch.cuda.is_available()``), or the comparison in ``node``'s test and the
     availability check in an ``if`` directly in its body; ([], [node]) for the plain
     ``if not torch.cuda.is_available(): <x> = "cpu"``; ([], []) otherwise."""
-    comparisons = [o for o in and_operands(node.test) if _cuda_comparison(o)]
+    comparisons = [o for o in and_operands(node.test) if cuda_comparison(o)]
     if not comparisons:
         plain = _missing_cuda(node.test, qualified_name) and _sets_cpu(node)
         return [], [node] if plain else []  # type: ignore[list-item]

@@ -9,7 +9,6 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import Pass, attribute_name
-from codemod.passes.cuda_only_code import calls_cuda_named, cuda_only_code
 from codemod.passes.guards import AcceleratedBranches, and_operands
 from codemod.rules.tensor_methods import RULES
 from codemod.model.rule import Fix
@@ -28,11 +27,6 @@ PINNING_FACTORIES = {
 # Types with `.is_cuda` but no `.device` (torch.nn.utils.rnn): a module that uses
 # them may read `.is_cuda` of one.
 NO_DEVICE_TYPES = ("PackedSequence", "pack_padded_sequence", "pack_sequence")
-KEPT_TEST = (
-    "`.is_cuda` kept: it guards CUDA-only code here (a CUDA-only library, or a "
-    "function named for CUDA), which a test of any accelerator would run elsewhere; "
-    'port that code, then test `x.device.type == DEVICE().type != "cpu"`'
-)
 PACKED = (
     "`.is_cuda` in a module that uses PackedSequence, which has no `.device`: for a "
     'tensor use `x.device.type == DEVICE().type != "cpu"`, for a PackedSequence '
@@ -93,17 +87,6 @@ class TensorMethods(AcceleratedBranches, Pass):
         self.packed = any(n in context.facts.identifiers for n in NO_DEVICE_TYPES)
         # `.is_cuda` an assertion checks: the tensor is where the program computes.
         self.placements: Set[cst.CSTNode] = set()
-        self.kept_tests: Set[cst.CSTNode] = set()  # `.is_cuda` guarding CUDA-only code
-
-    def visit_If(self, node: cst.If) -> None:
-        """``if x.is_cuda:`` around CUDA-only code (a Triton kernel, a function named
-        for CUDA): kept, as a widened test would run that code on other devices."""
-        found = _is_cuda_operands(node.test)
-        if found and (
-            cuda_only_code([node.body], self.qualified_name)
-            or calls_cuda_named(node.body, self.qualified_name)
-        ):
-            self.kept_tests.update(found)
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self.placements.update(_is_cuda_operands(node.test))
@@ -289,9 +272,6 @@ class TensorMethods(AcceleratedBranches, Pass):
             return updated_node
         if self.packed:
             self.report(original_node, "TP202", PACKED)
-            return updated_node
-        if original_node in self.kept_tests:
-            self.report(original_node, "TP202", KEPT_TEST)
             return updated_node
         if not self.record_and_decide(original_node, "TP202"):
             return updated_node

@@ -232,7 +232,7 @@ def _visit_chunk(located, visit, instances, format_mode, chunk, text, module) ->
             instance.metadata = metadata
             instance.changed = False
         traversal = SharedTraversal(
-            instances, skipped, metadata.positions, context.bare
+            instances, skipped, metadata.positions, context.bare, context
         )
         last[:] = [traversal]
         try:

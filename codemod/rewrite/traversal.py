@@ -19,7 +19,8 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tupl
 import libcst as cst
 
 from codemod.rewrite.chunks import blocks
-from codemod.passes.base import Pass
+from codemod.passes import kept_for_cuda
+from codemod.passes.base import FileContext, Pass
 from codemod.passes.parens import BARE_CHILD
 
 Span = Tuple[int, int]  # first and last line in the file, inclusive
@@ -42,6 +43,7 @@ class SharedTraversal(cst.CSTTransformer):
         outside: Set[cst.CSTNode] = frozenset(),
         positions=None,  # StatementPositions, told which statements it is in
         bare: Optional[Set[cst.CSTNode]] = None,
+        context: Optional[FileContext] = None,
     ) -> None:
         super().__init__()
         self.passes = passes
@@ -50,6 +52,9 @@ class SharedTraversal(cst.CSTTransformer):
         # traversal goes down (codemod.passes.parens), before any pass sees them.
         self.bare = bare
         self.positions = positions  # told which statements the traversal is in
+        # Where CUDA tests must stay as written (codemod.passes.kept_for_cuda),
+        # marked as the traversal goes down, before any pass decides on them.
+        self.context = context
         self.skipping: Dict[int, cst.CSTNode] = {}  # pass index -> node it skips under
         # The hooks by node type, each with its pass's index, in pass order: libcst's
         # own dispatch looks up every pass's visit_X and leave_X on every node, and
@@ -80,6 +85,8 @@ class SharedTraversal(cst.CSTTransformer):
             child = BARE_CHILD.get(kind)
             if child is not None:
                 self.bare.add(child(node))
+        if self.context is not None and kind in kept_for_cuda.MARKED:
+            kept_for_cuda.mark(node, self.context)
         skipping = self.skipping
         for i, visit in self.visits.get(kind, ()):
             if i in skipping:

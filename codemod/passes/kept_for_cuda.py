@@ -1,0 +1,195 @@
+"""CUDA tests that stay as they are: widening them would run CUDA's code elsewhere.
+
+``device.type == "cuda"``, ``x.is_cuda`` and ``range(torch.cuda.device_count())``
+already run on every machine (False, or no iteration, off CUDA). torchport widens
+them to every accelerator where what they lead to is portable; it keeps them where:
+
+- the code they guard is CUDA-only (``cuda_only_code``: a CUDA-only name, a reported
+  literal such as ``mode="reduce-overhead"``, a function of the program's own named
+  for CUDA), in an ``if``, a conditional expression or a ``for`` loop over the devices;
+- a later branch of the same ``if`` chain tests another device (``elif
+  device.type == "mps":``): the widened test would take that device first;
+- an earlier ``if`` with the same test was kept and bound a name this one reads;
+- their value leaves the function (``return x.is_cuda and HAS_TRITON``): what it guards
+  there is not in view; reported, so that the user decides.
+
+The traversal calls ``mark`` on each statement and expression that can hold such a
+test before any pass sees it; ``Pass.record_and_decide`` then reports a kept test
+with its reason instead of fixing it.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Set
+
+import libcst as cst
+
+from codemod.catalog import under
+from codemod.passes.base import FileContext, walk
+from codemod.passes.cuda_only_code import CUDA_NAMED, calls_cuda_named, cuda_only_code
+from codemod.passes.guards import QualifiedName, and_operands, cuda_comparison
+
+# Device types of other backends, as strings and as tensor attributes.
+OTHER_DEVICES = frozenset(
+    {"mps", "xpu", "tpu", "npu", "hpu", "xla", "mtia", "musa", "privateuseone"}
+)
+OTHER_MODULES = tuple(
+    f"torch.{m}" for m in ("backends.mps", "mps", "xpu", "npu", "tpu", "hpu", "mtia")
+) + ("torch_xla", "torch_npu")
+ESCAPES = (
+    ": kept, as its value leaves the function and what it guards there is not in "
+    "view; widen it where every use is portable"
+)
+CUDA_ONLY_BODY = (
+    ": kept, as it guards CUDA-only code, which a test of any accelerator would run "
+    "on other devices; port that code, then widen the test"
+)
+ANOTHER_DEVICE = (
+    ": kept, as a later branch tests another device, which the widened test would "
+    "take first; it is portable as it stands"
+)
+BOUND_BEFORE = (
+    ": kept with the same test before it, whose kept branch binds what this one reads"
+)
+DEVICE_LOOP = ": kept, as the loop runs CUDA-only code for each device"
+
+
+def _cuda_tests(test: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The operands of an ``and`` chain that test for CUDA: ``x.is_cuda``,
+    ``x == "cuda"``, ``"cuda" in x``."""
+    return [
+        o
+        for o in and_operands(test)
+        if (isinstance(o, cst.Attribute) and o.attr.value == "is_cuda")
+        or cuda_comparison(o)
+    ]
+
+
+def _tests_another_device(node: cst.CSTNode, qualified_name: QualifiedName) -> bool:
+    for part in walk(node):
+        if isinstance(part, cst.SimpleString):
+            if part.evaluated_value in OTHER_DEVICES:
+                return True
+        elif isinstance(part, cst.Attribute):
+            if part.attr.value[len("is_") :] in OTHER_DEVICES:
+                return True
+            if under(qualified_name(part), OTHER_MODULES):
+                return True
+    return False
+
+
+def _later_branches_test_another_device(node: cst.If, qualified_name) -> bool:
+    branch = node.orelse
+    while isinstance(branch, cst.If):
+        if _tests_another_device(branch.test, qualified_name):
+            return True
+        branch = branch.orelse
+    return False
+
+
+def _needs_cuda(parts, qualified_name: QualifiedName) -> bool:
+    return cuda_only_code(parts, qualified_name) or any(
+        part is not None and calls_cuda_named(part, qualified_name) for part in parts
+    )
+
+
+def _device_count_loop(node: cst.For, qualified_name) -> List[cst.Call]:
+    """``torch.cuda.device_count()`` in ``for i in range(...)``."""
+    return [
+        call
+        for call in walk(node.iter)
+        if isinstance(call, cst.Call)
+        and qualified_name(call.func) == "torch.cuda.device_count"
+    ]
+
+
+def kept_tests(
+    node: cst.CSTNode, qualified_name: QualifiedName, kept: Dict[str, Set[str]]
+) -> Dict[cst.CSTNode, str]:
+    """The CUDA tests of ``node`` to keep, each with the reason a report gives
+    ``kept``: each ``if`` test kept so far, as written,
+    with the names its body binds; a later ``if`` with the same test that reads one
+    is kept too (``if x.is_cuda: y = ...`` kept, then ``if x.is_cuda: use(y)``
+    widened would read ``y`` where it is unbound)."""
+    if isinstance(node, cst.If):
+        tests = _cuda_tests(node.test)
+        if not tests:
+            return {}
+        if _needs_cuda((node.test, node.body), qualified_name):
+            reason = CUDA_ONLY_BODY
+        elif _later_branches_test_another_device(node, qualified_name):
+            reason = ANOTHER_DEVICE
+        elif _reads_what_a_kept_test_bound(node, kept):
+            reason = BOUND_BEFORE
+        else:
+            return {}
+        kept.setdefault(_text(node.test), set()).update(_bound(node.body))
+        return dict.fromkeys(tests, reason)
+    elif isinstance(node, cst.IfExp):
+        tests = _cuda_tests(node.test)
+        if tests and _needs_cuda((node.test, node.body), qualified_name):
+            return dict.fromkeys(tests, CUDA_ONLY_BODY)
+        if tests and _tests_another_device(node.orelse, qualified_name):
+            return dict.fromkeys(tests, ANOTHER_DEVICE)
+    elif isinstance(node, cst.For):
+        if _needs_cuda((node.body,), qualified_name):
+            return dict.fromkeys(_device_count_loop(node, qualified_name), DEVICE_LOOP)
+    elif isinstance(node, cst.Return) and node.value is not None:
+        return dict.fromkeys(_returned_tests(node.value), ESCAPES)
+    elif isinstance(node, cst.FunctionDef) and CUDA_NAMED.search(node.name.value):
+        # `def is_cuda_available(): return torch.cuda.is_available()`: its callers
+        # ask for CUDA by name.
+        return {
+            call: ESCAPES
+            for ret in walk(node.body)
+            if isinstance(ret, cst.Return) and ret.value is not None
+            for call in _returned_operands(ret.value)
+            if isinstance(call, cst.Call)
+            and qualified_name(call.func) == "torch.cuda.is_available"
+        }
+    return {}
+
+
+def _returned_operands(value: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The returned value, or its operands of ``and``/``or``/``not`` (not those of a
+    conditional expression, which decide a value in view)."""
+    if isinstance(value, cst.BooleanOperation):
+        return _returned_operands(value.left) + _returned_operands(value.right)
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not):
+        return _returned_operands(value.expression)
+    return [value]
+
+
+def _returned_tests(value: cst.BaseExpression) -> List[cst.BaseExpression]:
+    return [t for o in _returned_operands(value) for t in _cuda_tests(o)]
+
+
+MARKED = frozenset({"If", "IfExp", "For", "Return", "FunctionDef"})
+
+
+def _bound(body: cst.CSTNode) -> Set[str]:
+    return {
+        n.target.value
+        for n in walk(body)
+        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name)
+    }
+
+
+def _reads_what_a_kept_test_bound(node: cst.If, kept: Dict[str, Set[str]]) -> bool:
+    bound = kept.get(_text(node.test))
+    return bool(bound) and any(
+        isinstance(n, cst.Name) and n.value in bound for n in walk(node.body)
+    )
+
+
+def _text(node: cst.CSTNode) -> str:
+    return _EMPTY.code_for_node(node)
+
+
+_EMPTY = cst.Module([])
+
+
+def mark(node: cst.CSTNode, context: FileContext) -> None:
+    """Record ``node``'s kept tests in ``context.kept_for_cuda``."""
+    kept = kept_tests(node, context.facts.qualified_name, context.kept_test_texts)
+    context.kept_for_cuda.update(kept)
