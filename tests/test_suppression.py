@@ -8,7 +8,7 @@ from codemod.run.job import CHECK, Job
 from codemod.run.prefilter import needs_parsing
 from codemod.run.process import process_source
 from codemod.model.options import Options
-from codemod.passes.base import noqa_lines
+from codemod.model.noqa import noqa_lines
 from codemod.rewrite.pipeline import rewrite_source
 from tests.cli_helpers import run_cli
 

@@ -149,6 +149,9 @@ ROWS: List[Row] = [
     *_report("TP912", "CUDA_LAUNCH_BLOCKING", kind="string", trigger="CUDA"),
     *_report("TP912", "PYTORCH_CUDA_ALLOC_CONF", kind="string", trigger="CUDA"),
     *_report("TP912", "CUBLAS_WORKSPACE_CONFIG", kind="string", trigger="CUBLAS"),
+    *_report("TP912", "CUDA_MODULE_LOADING", "CUDA_DEVICE_ORDER", kind="string"),
+    *_report("TP912", "NCCL_...", "TORCH_NCCL_...", kind="form", trigger="NCCL_"),
+    *_report("TP914", "mock.patch of torch.cuda", kind="form"),
 ]
 
 # Libraries (and torch modules) that run only on NVIDIA GPUs: an

@@ -9,14 +9,10 @@ the end (``codemod.rewrite.device``).
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from typing import (
     ClassVar,
     Dict,
-    FrozenSet,
-    Iterator,
     List,
     Optional,
     Pattern,
@@ -27,7 +23,7 @@ from typing import (
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from codemod.model.lines import split_lines
+from codemod.model.noqa import noqa_lines
 from codemod.model.diagnostic import Diagnostic
 from codemod.passes.names import ModuleFacts
 
@@ -36,54 +32,14 @@ from codemod.rules import REGISTRY
 from codemod.model.applicability import decide
 from codemod.model.rule import Fix, Rule, TorchVersion
 
+PATCHED = (
+    ": kept, as a test in this file patches it (mock.patch, monkeypatch.setattr), "
+    "which the ported call would no longer reach"
+)
 EARLY_READ = (
     "; the fix would ask for the accelerator here, where the original did not ask"
     " for CUDA (at import time, or before a fork or a CUDA_VISIBLE_DEVICES write)"
 )
-
-_NOQA = re.compile(
-    r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
-)
-
-
-def noqa_lines(source: str) -> Dict[int, Optional[FrozenSet[str]]]:
-    """Line -> suppressed codes (None: every code) for each ``# noqa`` comment.
-
-    Only real comments count (found with tokenize): ``"# noqa"`` inside a string
-    suppresses nothing.
-    """
-    found: Dict[int, Optional[FrozenSet[str]]] = {}
-    if "noqa" not in source.lower():
-        return found
-    for line, comment in _comments(source):
-        match = _NOQA.search(comment)
-        if match:
-            codes = match.group("codes")
-            found[line] = (
-                frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c)
-                if codes
-                else None
-            )
-    return found
-
-
-def _comments(source: str) -> Iterator[Tuple[int, str]]:
-    """(line, text) of every comment token in ``source``."""
-    readline = io.StringIO(source).readline
-    last = 0
-    try:
-        for token in tokenize.generate_tokens(readline):
-            last = token.start[0]
-            if token.type == tokenize.COMMENT:
-                yield token.start[0], token.string
-    except (tokenize.TokenError, SyntaxError):
-        # libcst accepted the file but this Python's tokenize did not (newer
-        # syntax): read the rest line by line.
-        for number, line in enumerate(
-            split_lines(source, False)[last:], start=last + 1
-        ):
-            if "#" in line:
-                yield number, line[line.index("#") :]
 
 
 def walk(node: cst.CSTNode):
@@ -154,6 +110,10 @@ class FileContext:
         # Statements where reading the device asks for the accelerator earlier than
         # the original asked for CUDA (codemod.rewrite.device.timing).
         self.early_reads: Set[Tuple[int, int]] = set()
+        # Patches of torch.cuda in this file's tests (codemod.passes.patched):
+        # (line, column) -> target, and the names whose calls stay as written.
+        self.patches: Dict[Tuple[int, int], str] = {}
+        self.patched: Set[str] = set()
         self.torch_name = "torch"
         self.needs_device = False
         self.needs_torch = False  # some pass emitted `torch.<...>`
@@ -316,6 +276,8 @@ class Pass(cst.CSTTransformer):
         end = self.end_position(node)
         rule = REGISTRY[code]
         fix = fix or rule.fix
+        if self.context.patched and self._calls_patched(node):
+            fix, message = Fix.NONE, (message or rule.message) + PATCHED
         kept = self.context.kept_for_cuda.get(node)
         if kept is not None:  # widened, it would run CUDA's code on other devices
             fix, message = Fix.NONE, (message or rule.message) + kept
@@ -327,12 +289,22 @@ class Pass(cst.CSTTransformer):
         self.changed |= decided
         return decided
 
+    def _calls_patched(self, node: cst.CSTNode) -> bool:
+        """Whether the site is, or holds, a name a test of this file patches."""
+        patched = self.context.patched
+        return self.qualified_name(node) in patched or any(
+            isinstance(n, cst.Call) and self.qualified_name(n) in patched
+            for n in walk(node)
+        )
+
     def would_apply(
         self, node: cst.CSTNode, code: str, min_torch: Optional[TorchVersion] = None
     ) -> bool:
         """Whether a site of rule ``code`` at ``node`` will be fixed (as
         ``record_and_decide`` will decide it), recording nothing."""
         if node in self.context.claimed or node in self.context.kept_for_cuda:
+            return False
+        if self.context.patched and self._calls_patched(node):
             return False
         line = self.position(node)[0]
         suppressed = self.context.suppressed(line, code)

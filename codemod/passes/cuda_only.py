@@ -25,7 +25,8 @@ from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.cuda_only_code import cuda_only_guard_calls, is_sm_version
 from codemod.passes.cuda_only_imports import REFERENCES, CudaOnlyImports
 from codemod.passes.guards import and_operands, is_cuda_test
-from codemod.rules.cuda_only import RULES
+from codemod.rules.cuda_only import RULES as CUDA_ONLY_RULES
+from codemod.rules.cuda_only_context import RULES as CONTEXT_RULES
 from codemod.model.rule import Fix
 
 # Per-name advice where it says more than the rule's message (the rules are
@@ -87,8 +88,28 @@ def _distinctive(name: str) -> str:
     return ".".join(parts[-2:])
 
 
+NCCL_PREFIXES = ("NCCL_", "TORCH_NCCL_")
+NCCL_ADVICE = (
+    "this environment variable configures NCCL, CUDA's collectives; other backends' "
+    "collectives ignore it"
+)
+
+
+def _patch_message(target: str) -> str:
+    module, _, _ = target.partition(".torch.cuda.")
+    if target.startswith("torch.cuda."):
+        return (
+            f"a test patches `{target}`; torchport leaves this file's calls of it as "
+            "they are, so that the patch still reaches them"
+        )
+    return (
+        f"a test patches `{target}`, {module}'s view of torch.cuda: once {module} is "
+        "ported its calls no longer reach the patch; patch what the ported code calls"
+    )
+
+
 class CudaOnly(CudaOnlyImports, Pass):
-    RULES = RULES
+    RULES = CUDA_ONLY_RULES + CONTEXT_RULES
     TRIGGER = catalog.trigger_of("cuda_only")
     # A CUDA-only statement is guarded unless it already is: the pass sees the whole
     # function around it, `if DEVICE().type == "cuda":` included.
@@ -167,6 +188,9 @@ class CudaOnly(CudaOnlyImports, Pass):
             self.type_arguments.add(node.args[0].value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        patched = self.context.patches and self.context.patches.get(self.position(node))
+        if patched:
+            self.report(node, "TP914", _patch_message(patched))
         self.star_call(node)
         self._type_arguments(node)
         callee = self.callee(node)
@@ -297,6 +321,8 @@ class CudaOnly(CudaOnlyImports, Pass):
             self.report(node, row.code, row.advice)
         elif row is not None:
             self.report(node, row.code)
+        elif value.startswith(NCCL_PREFIXES) and len(value) > len("NCCL_"):
+            self.report(node, "TP912", NCCL_ADVICE)
         elif LEGACY_TYPE.fullmatch(value) and node not in self.type_arguments:
             self.report(node, "TP913", LEGACY_TYPE_ADVICE)
 

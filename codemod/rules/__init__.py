@@ -14,6 +14,7 @@ from codemod.rules import (
     amp,
     backend_flags,
     cuda_only,
+    cuda_only_context,
     device_strings,
     distributed,
     notebook,
@@ -31,6 +32,7 @@ FAMILIES = (
     distributed,
     backend_flags,
     cuda_only,
+    cuda_only_context,
     notebook,
 )
 

@@ -371,28 +371,4 @@ RULES = (
             ),
         ),
     ),
-    Rule(
-        "TP912",
-        "cuda-environment",
-        "this environment variable configures CUDA only; other devices ignore it",
-        Fix.NONE,
-        None,
-        what='Reports the strings "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF" '
-        'and "CUBLAS_WORKSPACE_CONFIG" (`os.environ` reads and writes, `os.getenv`, '
-        "`env=` dictionaries).",
-        why="Each tunes or debugs CUDA (or cuBLAS); on other accelerators it does "
-        "nothing, and their own variables are named differently.",
-        before=(
-            "import os\n"
-            "\n"
-            "import torch\n"
-            "\n"
-            'os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"\n'
-            "torch.use_deterministic_algorithms(True)"
-        ),
-        after='if DEVICE().type == "cuda":  # by hand\n'
-        '    os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"',
-        safety="No fix.",
-        valid=(("import os\n" "\n" 'os.environ["OMP_NUM_THREADS"] = "1"'),),
-    ),
 )
