@@ -21,6 +21,22 @@ if TYPE_CHECKING:
     from codemod.model.diagnostic import Diagnostic
 
 
+# Python holds each byte of a file name that is not valid UTF-8 as a lone
+# surrogate (U+DC80..U+DCFF, "surrogateescape"); no encoder takes those.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _byte(match: "re.Match[str]") -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with each byte of a name that is not valid UTF-8 written as
+    ``\\xff``: any output encoding, and any strict JSON parser, takes the result."""
+    return _SURROGATE.sub(_byte, text) if _SURROGATE.search(text) else text
+
+
 @dataclass(frozen=True)
 class Problem:
     """A path torchport could not process: unreadable, unparsable, or a bug."""
@@ -35,7 +51,8 @@ class Problem:
         """``path: reason``; in a notebook ``path:cell N: reason``."""
         in_cell = self.path.endswith(".ipynb") and self.message.startswith("cell ")
         separator = "" if in_cell else " "
-        return f"{printable_path(self.path)}:{separator}{printable(self.message)}"
+        shown = f"{printable_path(self.path)}:{separator}{printable(self.message)}"
+        return visible(shown)
 
 
 _KINDS = (
