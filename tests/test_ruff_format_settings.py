@@ -1,4 +1,4 @@
-"""A project formatted with ``ruff format`` keeps its layout (issue 23, item 8):
+"""A project formatted with ``ruff format`` keeps its layout:
 Ruff's ``line-length`` and ``[format]`` options are read where no ``[tool.black]``
 configures black, so ``ruff format`` does not re-wrap the lines torchport wrote."""
 
@@ -58,4 +58,13 @@ def test_ruffs_quote_style_is_kept_on_the_changed_lines(tmp_path):
     assert (
         "print('loss', torch.ones(2).to(DEVICE))"
         in (tmp_path / "b" / "a.py").read_text()
+    )
+
+
+def test_show_settings_names_the_line_length(tmp_path):
+    (tmp_path / "ruff.toml").write_text("line-length = 120\n")
+    (tmp_path / "a.py").write_text(CUDA)
+    assert (
+        "line-length = 120"
+        in run_cli(["check", "--show-settings", "a.py"], cwd=tmp_path).stdout
     )

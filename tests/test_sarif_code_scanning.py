@@ -1,4 +1,4 @@
-"""SARIF that code scanning shows as the check sees it (issue 23, item 3): every
+"""SARIF that code scanning shows as the check sees it: every
 site that fails the check is a warning, each rule links its documentation, fixes
 carry their edits, notebook sites point at their line of the .ipynb; validated
 against the official SARIF 2.1.0 schema (tests/data, vendored with its license)."""
@@ -135,3 +135,4 @@ def test_a_rewritten_site_is_a_pass(project):
     results = log["runs"][0]["results"]
     passed = [r for r in results if r["kind"] == "pass"]
     assert passed and all(r["level"] == "none" and "fixes" not in r for r in passed)
+

@@ -5,7 +5,9 @@ point into files (SARIF, GitHub annotations).
 
 from __future__ import annotations
 
+import bisect
 import json
+import re
 from typing import Dict, List, Optional, Tuple
 
 _DECODER = json.JSONDecoder()
@@ -16,7 +18,7 @@ class NotebookLines:
 
     def __init__(self) -> None:
         self._files: Dict[str, Optional[List[Optional[List[int]]]]] = {}
-        self._texts: Dict[str, str] = {}
+        self._texts: Dict[str, Tuple[str, List[int]]] = {}
 
     def position(
         self, path: str, cell: int, line: int, col: int
@@ -29,10 +31,11 @@ class NotebookLines:
         lines = starts[cell - 1]
         if not 1 <= line <= len(lines):
             return None
-        text = self._texts[path]
+        text, newlines = self._texts[path]
         offset = _offset_of_column(text, lines[line - 1], col)
-        file_line = text.count("\n", 0, offset) + 1
-        return file_line, offset - text.rfind("\n", 0, offset)
+        before = bisect.bisect_left(newlines, offset)  # newlines before the offset
+        line_start = newlines[before - 1] + 1 if before else 0
+        return before + 1, offset - line_start + 1
 
     def _starts(self, path: str):
         if path not in self._files:
@@ -48,7 +51,7 @@ class NotebookLines:
             spans = list(source_spans(text))
         except (OSError, ValueError, IndexError, TypeError, RecursionError):
             return None
-        self._texts[path] = text
+        self._texts[path] = (text, [m.start() for m in re.finditer("\n", text)])
         return [_line_starts(text, start, end) for start, end in spans]
 
 

@@ -7,7 +7,6 @@ the same numbers, collected once.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -151,8 +150,9 @@ def collect(results, errors: Sequence[str], mode: str, settings, before) -> Repo
         if not result.diagnostics and not suppressed and not result.changed:
             continue
         diff = _diff(result, text, before)
+        lines = _Lines(result.path, text)
         sites = [
-            Site(d, _context(text, d) if not d.applied else [])
+            Site(d, _context(lines.of(d.cell), d) if not d.applied else [])
             for d in result.diagnostics
         ]
         files.append(FileReport(result.path, result.changed, diff, sites, suppressed))
@@ -212,16 +212,27 @@ def _suppressed(path: str, text: str) -> Counter:
     return found
 
 
-def _context(text: str, d: Diagnostic) -> List[Tuple[int, str]]:
+class _Lines:
+    """A file's lines (a notebook's, per cell), split once for all its sites."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text = path, text
+        self.split: Dict[object, List[str]] = {}
+
+    def of(self, cell) -> List[str]:
+        if cell not in self.split:
+            if cell is None:
+                self.split[cell] = self.text.splitlines()
+            else:
+                from codemod.output.noqa import cell_sources
+
+                cells = self.split.setdefault("cells", cell_sources(self.text))
+                self.split[cell] = cells.get(cell, "").splitlines()
+        return self.split[cell]
+
+
+def _context(lines: List[str], d: Diagnostic) -> List[Tuple[int, str]]:
     """The lines around the site (in a notebook, of its cell)."""
-    if d.cell is not None:
-        try:
-            cell = json.loads(text)["cells"][d.cell - 1]
-            source = cell.get("source", "")
-            text = "".join(source) if isinstance(source, list) else str(source)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            return []
-    lines = text.splitlines()
     first = max(1, d.line - CONTEXT_LINES)
     last = min(len(lines), d.end_line + CONTEXT_LINES)
     return [(n, lines[n - 1]) for n in range(first, last + 1)]
