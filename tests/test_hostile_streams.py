@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import urllib.parse
 
 import pytest
 
-from tests.cli_helpers import ROOT
+from tests.cli_helpers import GIT_ENV, ROOT
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"
 LEFT = 'import torch\n\nDEVICES = ["cuda", "cpu"]\nprint(DEVICES)\n'
@@ -191,11 +193,120 @@ def test_a_name_that_is_not_utf8_in_the_report(latin1_name, report):
     assert "caf\\xe9-\\xff.py" in (latin1_name / report).read_text(encoding="utf-8")
 
 
-def test_the_diff_keeps_the_names_bytes_for_git_apply(latin1_name):
+# Names that would deceive if written raw: byte 0x9B alone (not UTF-8; a
+# terminal's CSI), U+202E (right-to-left override, valid UTF-8), ESC.
+DECEIVING = [b"\x9b2J-x.py", b"a\xe2\x80\xaeyp.txt.py", b"\x1b[31mred.py", NAME]
+RAW = [b"\x9b", b"\xc2\x9b", b"\xe2\x80\xae", b"\x1b", b"\xe9", b"\xff"]
+
+
+def _named(tmp_path, name: bytes) -> None:
+    with open(os.fsencode(str(tmp_path)) + b"/" + name, "wb") as handle:
+        handle.write(CUDA.encode() + b'D = ["cuda"]\n')
+
+
+def _clean(data: bytes) -> str:
+    """``data`` holds none of the raw bytes, and is UTF-8 (strictly)."""
+    for raw in RAW:
+        assert raw not in data, (raw, data[:300])
+    return data.decode("utf-8")
+
+
+@pytest.mark.parametrize("name", DECEIVING, ids=ascii)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--output-format", "text"],
+        ["check", "--output-format", "full"],
+        ["check", "--output-format", "json"],
+        ["check", "--output-format", "github"],
+        ["check", "--output-format", "sarif"],
+        ["check", "--statistics"],
+        ["check", "--show-files"],
+        ["--diff"],
+        ["report", "-o", "r.html"],
+        ["report", "-o", "r.md"],
+    ],
+    ids=" ".join,
+)
+def test_no_output_holds_a_deceiving_name_raw(tmp_path, name, args):
+    _named(tmp_path, name)
     proc = subprocess.run(
-        [sys.executable, "-m", "codemod", "--diff", "."],
-        cwd=latin1_name,
+        [sys.executable, "-m", "codemod", *args, "."],
+        cwd=tmp_path,
         env=_env(PYTHONIOENCODING="utf-8"),
         capture_output=True,
     )
-    assert proc.stdout.startswith(b"--- a/" + NAME + b"\n+++ b/" + NAME + b"\n")
+    assert proc.returncode in (0, 1), proc.stderr
+    out, err = _clean(proc.stdout), _clean(proc.stderr)
+    assert "Traceback" not in err
+    if args[0] == "report":
+        out = _clean((tmp_path / args[-1]).read_bytes())
+    if "json" in args or "sarif" in args:
+        assert "\\udc" not in out
+        log = json.loads(out)
+    if "json" in args:
+        # The name as it is (JSON escapes its controls), its bad bytes as \xNN.
+        text = name.decode("utf-8", "surrogateescape")
+        exact = "".join(
+            f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else c
+            for c in text
+        )
+        assert {r["filename"] for r in log} == {exact}
+    elif "sarif" in args:  # the URI names the file: its bytes, percent-encoded
+        [uri] = {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in log["runs"][0]["results"]
+        }
+        assert urllib.parse.unquote_to_bytes(uri) == name
+    elif "--statistics" not in args and "--diff" not in args:
+        assert _escaped(name) in out, out[:500]
+
+
+def _escaped(name: bytes) -> str:
+    """How a name is shown: each byte that is not UTF-8 as ``\\xNN``, each C1,
+    C0 or bidirectional control as ``\\xNN`` / ``\\uNNNN``; in a patch, C-style
+    in quotes."""
+    text = name.decode("utf-8", "surrogateescape")
+    out = ""
+    for char in text:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:
+            out += f"\\x{code - 0xDC00:02x}"
+        elif code < 0x20 or 0x7F <= code <= 0x9F:
+            out += f"\\x{code:02x}"
+        elif code == 0x202E:
+            out += "\\u202e"
+        else:
+            out += char
+    return out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("name", DECEIVING, ids=ascii)
+def test_the_diff_quotes_a_deceiving_name_as_git_and_git_applies_it(tmp_path, name):
+    _named(tmp_path, name)
+    proc = subprocess.run(
+        [sys.executable, "-m", "codemod", "--diff", "."],
+        cwd=tmp_path,
+        env=_env(PYTHONIOENCODING="utf-8"),
+        capture_output=True,
+    )
+    assert proc.returncode == 1, proc.stderr
+    _clean(proc.stdout.split(b"\n@@", 1)[0])  # the names; the code is the patch's
+    first = proc.stdout.split(b"\n", 1)[0]
+    assert first.startswith(b'--- "a/') and first.endswith(b'"'), first
+    env = dict(os.environ, **GIT_ENV)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
+    applied = subprocess.run(
+        ["git", "apply", "-"], cwd=tmp_path, input=proc.stdout, capture_output=True
+    )
+    assert applied.returncode == 0, applied.stderr
+    path = os.fsencode(str(tmp_path)) + b"/" + name
+    with open(path, "rb") as handle:
+        patched = handle.read()
+    _named(tmp_path, name)
+    subprocess.run(
+        [sys.executable, "-m", "codemod", "."], cwd=tmp_path, env=_env(), check=False
+    )
+    with open(path, "rb") as handle:
+        assert patched == handle.read()

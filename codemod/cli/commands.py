@@ -211,7 +211,8 @@ def _run_files(paths, mode, configs, view, out, request: _Request) -> int:
         settings = groups[0][0] if groups else configs.settings_for(Path("x"))
         write_report(report_file, results, errors, mode, settings, before)
         if not view.quiet:
-            click.echo(f"Wrote the migration report to {report_file}", err=True)
+            shown = visible(printable_path(str(report_file)))
+            click.echo(f"Wrote the migration report to {shown}", err=True)
     return code
 
 
@@ -302,7 +303,8 @@ def _warn_old_target(settings) -> None:
         _warned.add((target, settings.target_source))
         click.echo(
             f"torchport: target torch {format_version(target)} (from"
-            f" {settings.target_source}): torch.accelerator needs torch >="
+            f" {visible(printable_path(settings.target_source))}): torch.accelerator"
+            " needs torch >="
             f" {format_version(ACCELERATOR_TORCH)}, so fixes that need it are"
             " reported, not applied",
             err=True,
@@ -343,5 +345,6 @@ def report_command(paths, output, **options) -> None:
         fail(f"{output}: cannot write: {error.strerror or error}")
     for line in errors + [r.error for r in results if r.error]:
         click.echo(visible(printable_path(line)), err=True)
-    click.echo(f"{data.summary_line()}; wrote {visible(str(output))}", err=True)
+    shown = visible(printable_path(str(output)))
+    click.echo(f"{data.summary_line()}; wrote {shown}", err=True)
     sys.exit(EXIT_ERROR if data.problems else EXIT_CLEAN)

@@ -12,6 +12,7 @@ from typing import List, Sequence
 from codemod.cli.streams import Output
 from codemod.cli.summary import EXIT_CLEAN, EXIT_ERROR
 from codemod.model.rule import format_version
+from codemod.model.text import printable_path
 from codemod.output.findings import visible
 
 
@@ -20,9 +21,9 @@ def show_files(files: Sequence[Path], errors: List[str], out: Output) -> int:
     it could not take on standard error."""
     import click
 
-    out.write("".join(f"{path}\n" for path in files))
+    out.write("".join(f"{printable_path(str(path))}\n" for path in files))
     for line in errors:
-        click.echo(visible(line), err=True)
+        click.echo(visible(printable_path(line)), err=True)
     return EXIT_ERROR if errors else EXIT_CLEAN
 
 
@@ -36,9 +37,10 @@ def show_settings(paths: Sequence[str], configs, out: Output, output_format) -> 
     if output_format == "json":
         out.write(json.dumps(record, indent=2) + "\n")
         return EXIT_CLEAN
+    source = record["settings-path"] or "none (defaults)"
     lines = [
-        f"Resolved settings for: {first}",
-        f"Settings path: {record['settings-path'] or 'none (defaults)'}",
+        f"Resolved settings for: {printable_path(first)}",
+        f"Settings path: {printable_path(source)}",
         "",
     ]
     for key, value in record.items():

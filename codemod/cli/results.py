@@ -17,6 +17,7 @@ from codemod.cli.streams import Output
 from codemod.cli.summary import View, exit_code, summary_line, unsafe_hint
 from codemod.output.findings import Findings, edits_of, problems_of
 from codemod.output.formats import renderer
+from codemod.output.patch import patch_bytes
 from codemod.output.statistics import render_statistics
 from codemod.output.text import render_fixes
 from codemod.run.job import DIFF, WRITE, FileResult
@@ -81,7 +82,7 @@ def show_results(
     if view.mode == DIFF:  # the output carries the diff and nothing else
         for result in results:
             if result.diff:
-                out.write_bytes(result.diff.encode("utf-8", "surrogateescape"))
+                out.write_bytes(patch_bytes(result.diff, result.path))
     elif view.statistics:
         out.write(render_statistics(results, view.output_format, view.mode, extra))
     else:

@@ -14,6 +14,7 @@ import click
 from codemod.cli.results import findings_of, fix_heading, render
 from codemod.cli.streams import Output, fail
 from codemod.cli.summary import EXIT_CLEAN, View, exit_code, unsafe_hint
+from codemod.output.patch import patch_bytes
 from codemod.output.statistics import render_statistics
 from codemod.output.text import render_fixes
 from codemod.run.job import DIFF, WRITE, Job
@@ -52,7 +53,7 @@ def run_stdin(name: str, configs, view: View, out: Output) -> int:
     if view.mode == WRITE:
         out.write_bytes(result.output if result.output is not None else data)
     elif view.mode == DIFF:
-        out.write_bytes(result.diff.encode("utf-8", "surrogateescape"))
+        out.write_bytes(patch_bytes(result.diff, result.path))
     # The code (or the diff) is on standard output: the rest goes to stderr.
     shown = out if view.mode not in (WRITE, DIFF) else Output(None, False, err=True)
     findings = findings_of([result], [], view)

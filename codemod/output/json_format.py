@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional
 
-from codemod.output.findings import Findings, as_findings, visible
+from codemod.output.findings import Findings, as_findings, exact_name, visible
 from codemod.run.job import WRITE
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def json_records(findings: Findings) -> List[dict]:
         records.append(
             {
                 "type": "diagnostic",
-                "filename": visible(d.path),
+                "filename": exact_name(d.path),
                 "cell": d.cell,
                 "code": d.code,
                 "name": d.name,
@@ -57,7 +57,7 @@ def json_records(findings: Findings) -> List[dict]:
         records.append(
             {
                 "type": "error",
-                "filename": visible(p.path),
+                "filename": exact_name(p.path),
                 "cell": None,
                 "code": None,
                 "name": p.kind,

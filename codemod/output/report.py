@@ -32,9 +32,21 @@ def write_report(
         text = render_markdown(data)
     else:
         text = render_html(data)
-    # A file name that is not UTF-8 is shown with its bytes escaped (\xff).
-    output.write_text(visible(text), encoding="utf-8")
+    output.write_text(document_text(text), encoding="utf-8")
     return data
+
+
+# The C0 controls a document holds only to deceive: all but tab and newline, and a
+# carriage return that does not end a line (it would hide what precedes it).
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+
+
+def document_text(text: str) -> str:
+    """The report as it is written: every control character that is not a line's
+    layout escaped (``\\x1b``), and each byte of a name that is not UTF-8, each C1
+    and bidirectional control (``visible``), so that the page, and the file shown
+    on a terminal, read as they are."""
+    return visible(_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
 
 
 def _rules():
