@@ -136,3 +136,28 @@ def test_a_rewritten_site_is_a_pass(project):
     passed = [r for r in results if r["kind"] == "pass"]
     assert passed and all(r["level"] == "none" and "fixes" not in r for r in passed)
 
+
+def test_the_readme_workflow_uploads_the_sarif_it_writes(project):
+    """The GitHub Actions workflow of the README: its torchport step writes a valid
+    SARIF log with every failing site, and the upload step names that file."""
+    import re
+    import shlex
+
+    yaml = pytest.importorskip("yaml")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    [workflow] = [
+        yaml.safe_load(body)
+        for body in re.findall(r"^```yaml\n(.*?)^```", readme, re.M | re.S)
+        if "jobs:" in body
+    ]
+    assert workflow["permissions"]["security-events"] == "write"
+    [steps] = [job["steps"] for job in workflow["jobs"].values()]
+    [command] = [s["run"] for s in steps if s.get("run", "").startswith("torchport ")]
+    [upload] = [s for s in steps if "upload-sarif" in s.get("uses", "")]
+    assert upload["if"] == "always()"  # the check fails the job: upload anyway
+    args = shlex.split(command)[1:]
+    proc = run_cli(args, cwd=project)
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    log = json.loads((project / upload["with"]["sarif_file"]).read_text())
+    _valid(log)
+    assert any(r["level"] == "warning" for r in log["runs"][0]["results"])
