@@ -1,3 +1,3 @@
 """torchport: rewrite CUDA-specific PyTorch code into device-portable code."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

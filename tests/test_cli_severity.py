@@ -51,7 +51,7 @@ def test_statistics_count_informational_sites(tmp_path):
     (tmp_path / "flags.py").write_text(FLAGS)
     proc = run_cli(["check", "--statistics", "flags.py"], cwd=tmp_path)
     assert proc.stdout.splitlines()[-1].startswith(
-        "Scanned 1 file, changed 0; 0 sites rewritten, 4 reported, 4 of them"
+        "Scanned 1 file, would change 0; 0 sites to rewrite, 4 reported, 4 of them"
         " informational"
     )
 

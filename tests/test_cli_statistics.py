@@ -25,9 +25,9 @@ def test_statistics_counts_per_rule_and_family(tmp_path):
     assert rows["TP604"][:4] == ["1", "TP604", "0", "1"]
     assert rows["TP902"][:4] == ["1", "TP902", "1", "0"]  # kept for CUDA
     assert proc.stdout.splitlines()[-1] == (
-        "Scanned 2 files, changed 1; 2 sites rewritten, 2 reported,"
-        " 2 of them informational (TP2: 1 rewritten, 0 reported; TP6: 0 rewritten, 2 reported;"
-        " TP9: 1 rewritten, 0 reported)"
+        "Scanned 2 files, would change 1; 2 sites to rewrite, 2 reported,"
+        " 2 of them informational (TP2: 1 to rewrite, 0 reported; TP6: 0 to rewrite,"
+        " 2 reported; TP9: 1 to rewrite, 0 reported)"
     )
     assert "train.py:" not in proc.stdout  # counts instead of each site
 
@@ -59,4 +59,4 @@ def test_statistics_from_stdin(tmp_path):
     proc = run_cli(
         ["--check", "--statistics", "-"], cwd=tmp_path, input=SOURCE.encode()
     )
-    assert proc.stdout.splitlines()[-1].startswith("Scanned 1 file, changed 1;")
+    assert proc.stdout.splitlines()[-1].startswith("Scanned 1 file, would change 1;")

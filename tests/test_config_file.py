@@ -94,8 +94,12 @@ def test_nearest_pyproject_is_found_from_the_paths_not_the_cwd(tmp_path):
     elsewhere.mkdir()
     proc = run_cli(["--diff", str(root / "src" / "train.py")], cwd=elsewhere)
     assert proc.returncode == 0 and proc.stdout == "", proc.stdout + proc.stderr
-    # A nearer pyproject.toml without the ignore wins for files below it.
+    # As in Ruff, a nearer pyproject.toml without [tool.torchport] is passed over...
     (root / "src" / "pyproject.toml").write_text("[tool.black]\n")
+    proc = run_cli(["--diff", str(root / "src" / "train.py")], cwd=elsewhere)
+    assert proc.returncode == 0 and proc.stdout == "", proc.stdout + proc.stderr
+    # ...and one with the table wins for the files below it (nothing is merged).
+    (root / "src" / "pyproject.toml").write_text("[tool.torchport]\n")
     proc = run_cli(["--diff", str(root / "src" / "train.py")], cwd=elsewhere)
     assert proc.returncode == 1 and ".to(DEVICE())" in proc.stdout
 

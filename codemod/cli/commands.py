@@ -1,38 +1,38 @@
 """The commands that run over files: ``fix`` (also ``torchport PATH...``),
-``check`` and ``report``; each resolves the configuration, runs over the files
-and shows what it found.
+``check`` and ``report``; each resolves every file's configuration, runs over the
+files and shows what it found.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import click
 
-from codemod.cli.options import config_flags, output_options, run_options
-from codemod.cli.summary import (
-    EXIT_CLEAN,
-    EXIT_ERROR,
-    EXIT_INTERRUPTED,
-    View,
-    exit_code,
-    statistics_text,
-    summary_line,
-    unsafe_hint,
+from codemod.cli.options import (
+    COMMANDS,
+    config_flags,
+    output_options,
+    run_options,
 )
+from codemod.cli.listing import files_to_process
+from codemod.cli.results import show_results
+from codemod.cli.streams import (
+    Output,
+    OutputError,
+    fail,
+    interruptible,
+    wants_color,
+)
+from codemod.cli.summary import EXIT_CLEAN, EXIT_ERROR, View
+from codemod.config.hierarchy import Configurations
 from codemod.config.pyproject import ConfigError
-from codemod.config.settings import resolve_options
-from codemod.model.text import printable, printable_path
-from codemod.output.findings import Findings, edits_of, problems_of
-from codemod.output.formats import renderer
-from codemod.output.text import render_fixes
-from codemod.run.files import files_to_process
+from codemod.model.text import printable_path
+from codemod.output.findings import plural, visible
 from codemod.run.job import CHECK, DIFF, WRITE, FileResult, Job
 from codemod.run.pool import run
 from codemod.run.prefilter import needs_parsing
@@ -53,9 +53,15 @@ from codemod.run.prefilter import needs_parsing
 )
 @run_options
 @output_options
-def fix_command(paths, show_diff, check, **options) -> None:
+@click.pass_context
+def fix_command(ctx, paths, show_diff, check, **options) -> None:
     """Rewrite PATHS (files and folders; '-' for stdin) in place."""
     mode = DIFF if show_diff else CHECK if check else WRITE
+    implicit = bool(ctx.find_root().meta.get("torchport.implicit_fix"))
+    if implicit:
+        _refuse_missing(paths)
+    if not paths and not options["show_settings"]:
+        fail("no paths given (use '.' for this folder, '-' for stdin)")
     _run_command(paths, mode, **options)
 
 
@@ -65,8 +71,33 @@ def fix_command(paths, show_diff, check, **options) -> None:
 @run_options
 @output_options
 def check_command(paths, show_diff, **options) -> None:
-    """Report what `fix` would change and what remains; write nothing."""
-    _run_command(paths, DIFF if show_diff else CHECK, **options)
+    """Report what `fix` would change and what remains; write nothing.
+    PATHS default to the current folder."""
+    _run_command(paths or (".",), DIFF if show_diff else CHECK, **options)
+
+
+def _refuse_missing(paths: Sequence[str]) -> None:
+    """``torchport WORD ...`` where WORD is a bare word (no folder separator, no
+    suffix) that names nothing: a mistyped subcommand (or folder); nothing is then
+    rewritten. A missing ``path/file.py`` is reported as usual and the rest
+    processed."""
+    missing = [p for p in paths if p != "-" and not os.path.lexists(p)]
+    words = [p for p in missing if "/" not in p and os.sep not in p and "." not in p]
+    if not words:
+        return
+    import difflib
+
+    for path in missing:
+        close = difflib.get_close_matches(path, COMMANDS, n=1, cutoff=0.6)
+        hint = f" (did you mean `torchport {close[0]}`?)" if close else ""
+        shown = visible(printable_path(path))
+        click.echo(f"{shown}: no such file, folder or command{hint}", err=True)
+    click.echo(
+        "torchport: nothing was rewritten (a word that names no file is taken for"
+        " a mistyped command; `torchport fix PATH...` runs on the other paths)",
+        err=True,
+    )
+    sys.exit(EXIT_ERROR)
 
 
 def _run_command(
@@ -81,64 +112,172 @@ def _run_command(
     exit_zero,
     report_file,
     quiet,
+    color,
+    output_file,
+    show_settings,
+    show_files,
+    add_noqa,
+    unused_noqa,
     **options,
 ) -> None:
     flags = config_flags(options)
+    out = Output(output_file, wants_color(color))
+    configs = Configurations(flags)
     stdin = list(paths) == ["-"]
-    where = [stdin_filename] if stdin and stdin_filename else paths or ["."]
-    settings = _settings(where, flags)
-    if not quiet:
-        _warn_old_target(settings)
     view = View(
         output_format,
         mode,
         quiet,
         show_fixes,
         statistics,
-        settings.options,
         strict=strict,
         exit_zero=exit_zero,
-        color=_wants_color(),
+        color=out.color,
     )
-    # JSON and SARIF give each fix its edit: they need the diff of each file.
-    wants_diff = mode == CHECK and output_format in ("json", "sarif")
-    job = Job(
-        DIFF if wants_diff else mode,
-        settings.options,
-        settings.format,
-        settings.per_file,
-    )
-    if stdin:
-        sys.exit(_run_stdin(job, stdin_filename or "-", view, settings.exclude))
-    if not paths:
-        click.echo(
-            "torchport: no paths given (use '.' for this folder, '-' for stdin)",
-            err=True,
-        )
-        sys.exit(EXIT_ERROR)
-    with _interruptible():
-        files, errors = files_to_process(paths, settings.exclude)
-        before = _snapshot(files) if report_file is not None and mode == WRITE else None
-        results = _run(files, job, jobs, progress=_wants_progress(len(files), quiet))
-    code = _report(results, errors, view)
-    if report_file is not None:
-        from codemod.output.report import write_report
+    try:
+        out.check_open()
+        out.open_file()
+        if show_settings:
+            from codemod.cli.inspect import show_settings as show
 
-        write_report(report_file, results, errors, mode, settings, before)
-        if not quiet:
-            click.echo(f"Wrote the migration report to {report_file}", err=True)
+            sys.exit(show(paths or (".",), configs, out, output_format))
+        if stdin:
+            from codemod.cli.stdin import run_stdin
+
+            sys.exit(run_stdin(stdin_filename or "-", configs, view, out))
+        request = _Request(jobs, report_file, show_files, add_noqa, unused_noqa)
+        code = _run_files(paths, mode, configs, view, out, request)
+        out.close()
+    except ConfigError as error:
+        fail(str(error))
+    except OutputError as error:
+        fail(str(error))
     sys.exit(code)
 
 
-def _settings(where, flags):
+@dataclass(frozen=True)
+class _Request:
+    """What a run over files does besides processing them."""
+
+    jobs: Optional[int]
+    report_file: Optional[Path]
+    show_files: bool
+    add_noqa: bool
+    unused_noqa: bool
+
+
+def _run_files(paths, mode, configs, view, out, request: _Request) -> int:
+    with interruptible():
+        files, errors = files_to_process(paths, configs.exclude)
+        errors += _nothing_found(paths, files)
+        if request.show_files:
+            from codemod.cli.inspect import show_files as show
+
+            return show(files, errors, out)
+        groups = configs.groups(files)
+        if not view.quiet:
+            for settings in configs.all_settings():
+                _warn_old_target(settings)
+        if groups:
+            view = replace(view, options=groups[0][0].options)
+        if request.add_noqa:
+            from codemod.cli.noqa import add_noqa as baseline
+
+            return baseline(files, groups, errors, view, request.jobs)
+        report_file = request.report_file
+        before = _snapshot(files) if report_file is not None and mode == WRITE else None
+        # JSON and SARIF give each fix its edit: they need the diff of each file.
+        wants_diff = mode == CHECK and view.output_format in ("json", "sarif")
+        run_mode = DIFF if wants_diff else mode
+        results = _run_groups(files, groups, run_mode, request.jobs, view.quiet)
+    extra = []
+    if request.unused_noqa:
+        from codemod.cli.noqa import unused_directives
+
+        extra = unused_directives(files, groups, results)
     try:
-        return resolve_options(where, flags)
-    except ConfigError as error:
-        click.echo(f"torchport: {printable(str(error))}", err=True)
-        sys.exit(EXIT_ERROR)
+        code = show_results(results, errors, view, out, extra)
+    except OutputError as error:
+        written = sum(r.written for r in results)
+        if written:  # rewritten whole, atomically: only the report of them is lost
+            raise OutputError(
+                f"{error}; {plural(written, 'file was', 'files were')} rewritten"
+                " all the same"
+            ) from None
+        raise
+    if report_file is not None:
+        from codemod.output.report import write_report
+
+        settings = groups[0][0] if groups else configs.settings_for(Path("x"))
+        write_report(report_file, results, errors, mode, settings, before)
+        if not view.quiet:
+            shown = visible(printable_path(str(report_file)))
+            click.echo(f"Wrote the migration report to {shown}", err=True)
+    return code
 
 
-def _snapshot(files) -> dict:
+def _nothing_found(paths: Sequence[str], files: List[Path]) -> List[str]:
+    """An error line when folders were named and nothing was found in them: a
+    check of nothing must not pass."""
+    if files:
+        return []
+    folders = [p for p in paths if os.path.isdir(p)]
+    return [
+        f"{folder}: no Python files or notebooks found (nothing was checked)"
+        for folder in folders
+    ]
+
+
+def _run_groups(files, groups, mode, jobs, quiet) -> List[FileResult]:
+    """Every file processed with the settings of its configuration; the results
+    in the order of ``files``."""
+    results: List[Optional[FileResult]] = [None] * len(files)
+    progress = _progress(len(files), quiet)
+    with progress as bar:
+        for settings, indices in groups:
+            job = Job(mode, settings.options, settings.format, settings.per_file)
+            done = run([files[i] for i in indices], job, jobs, progress=bar)
+            for index, result in zip(indices, done):
+                results[index] = result
+    return [r for r in results if r is not None]
+
+
+PROGRESS_MIN_FILES = 50
+
+
+class _NoProgress:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def _progress(count: int, quiet: bool):
+    if quiet or count < PROGRESS_MIN_FILES or not sys.stderr.isatty():
+        return _NoProgress()
+    # No time estimate: the first files (the ones with CUDA code, parsed while the
+    # workers start) say nothing about the rest, and the estimate misled.
+    bar = click.progressbar(
+        length=count,
+        label="torchport",
+        file=sys.stderr,
+        show_eta=False,
+        show_pos=True,
+        show_percent=True,
+    )
+
+    class _Bar:
+        def __enter__(self):
+            return bar.__enter__().update
+
+        def __exit__(self, *exc):
+            return bar.__exit__(*exc)
+
+    return _Bar()
+
+
+def _snapshot(files) -> Dict[str, bytes]:
     """The bytes of the files a rewrite may change, for the report's diffs."""
     kept = {}
     for path in files:
@@ -151,62 +290,7 @@ def _snapshot(files) -> dict:
     return kept
 
 
-@contextlib.contextmanager
-def _interruptible():
-    """Ctrl-C and SIGTERM: stop the workers, say so in one line, exit 130 / 143.
-
-    Every file is then untouched or completely rewritten (``io.write_atomic``).
-    """
-
-    def terminated(signum, frame):
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, terminated)
-    try:
-        yield
-    except KeyboardInterrupt:
-        click.echo(
-            "torchport: interrupted; files not yet rewritten are untouched", err=True
-        )
-        sys.exit(EXIT_INTERRUPTED)
-    except SystemExit as stop:
-        if stop.code == 128 + signal.SIGTERM:
-            click.echo(
-                "torchport: terminated; files not yet rewritten are untouched", err=True
-            )
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-PROGRESS_MIN_FILES = 50
-
-
-def _wants_color() -> bool:
-    """Colour on a terminal; never under NO_COLOR, in CI logs, or when piped."""
-    if os.environ.get("NO_COLOR") or os.environ.get("CI"):
-        return False
-    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
-
-
-def _wants_progress(count: int, quiet: bool) -> bool:
-    return not quiet and count >= PROGRESS_MIN_FILES and sys.stderr.isatty()
-
-
-def _run(files, job: Job, jobs: Optional[int], progress: bool) -> List[FileResult]:
-    if not progress:
-        return run(files, job, jobs)
-    # No time estimate: the first files (the ones with CUDA code, parsed while the
-    # workers start) say nothing about the rest, and the estimate misled.
-    with click.progressbar(
-        length=len(files),
-        label="torchport",
-        file=sys.stderr,
-        show_eta=False,
-        show_pos=True,
-        show_percent=True,
-    ) as bar:
-        return run(files, job, jobs, progress=bar.update)
+_warned = set()
 
 
 def _warn_old_target(settings) -> None:
@@ -215,110 +299,16 @@ def _warn_old_target(settings) -> None:
     from codemod.model.rule import format_version
 
     target = settings.options.target_torch
-    if target < ACCELERATOR_TORCH:
+    if target < ACCELERATOR_TORCH and (target, settings.target_source) not in _warned:
+        _warned.add((target, settings.target_source))
         click.echo(
             f"torchport: target torch {format_version(target)} (from"
-            f" {settings.target_source}): torch.accelerator needs torch >="
+            f" {visible(printable_path(settings.target_source))}): torch.accelerator"
+            " needs torch >="
             f" {format_version(ACCELERATOR_TORCH)}, so fixes that need it are"
             " reported, not applied",
             err=True,
         )
-
-
-def _run_stdin(job: Job, name: str, view: View, exclude) -> int:
-    data = sys.stdin.buffer.read()
-    path = Path(name) if name != "-" else None
-    if path is not None and exclude is not None and exclude(path, False):
-        # Ruff's --force-exclude: an excluded file passes through untouched.
-        if view.mode == WRITE:
-            sys.stdout.buffer.write(data)
-        return EXIT_CLEAN
-    if path is not None and job.per_file is not None:
-        job = replace(job, options=job.per_file(path))
-    from codemod.run.process import process_source  # standard input only
-
-    result = process_source(name, data, job, path)
-    if view.mode == WRITE:
-        sys.stdout.buffer.write(result.output if result.output is not None else data)
-        sys.stdout.flush()
-    elif view.mode == DIFF:
-        click.echo(result.diff, nl=False)
-    stream = sys.stderr if view.mode in (WRITE, DIFF) else sys.stdout
-    findings = _findings([result], [], view)
-    if view.mode != DIFF:
-        if view.statistics:
-            stream.write(statistics_text([result]))
-        else:
-            stream.write(_render(findings, view))
-    hint = unsafe_hint([result], view.options)
-    if hint and not view.quiet:
-        click.echo(hint, err=True)
-    if view.show_fixes and view.output_format == "text" and view.mode != DIFF:
-        stream.write(render_fixes([result], _fix_heading(view)))
-    for problem in findings.problems:
-        click.echo(problem.text, err=True)
-    return exit_code([result], findings.problems, view)
-
-
-def _findings(results: Sequence[FileResult], errors: List[str], view: View):
-    """Everything a format shows: the sites, and each problem as a record."""
-    problems = [p for line in errors for p in problems_of(*_split_error(line))]
-    problems += [p for r in results if r.error for p in problems_of(r.path, r.error)]
-    edits = {r.path: edits_of(r.diff) for r in results if r.diff}
-    shown = [d for r in results for d in _shown(r.diagnostics, view)]
-    return Findings(shown, problems, view.mode, edits, view.strict)
-
-
-def _split_error(line: str):
-    """``path: reason`` from discovery -> (path, line)."""
-    path = line.rsplit(": ", 1)[0] if ": " in line else line
-    return path, line
-
-
-def _render(findings: Findings, view: View) -> str:
-    if view.output_format == "text":
-        return renderer("text")(findings, color=view.color)
-    if not findings.diagnostics and not findings.problems:
-        if view.output_format == "github":
-            return ""
-    return renderer(view.output_format)(findings)
-
-
-def _shown(diagnostics, view: View):
-    """Write mode shows what is left; check and diff show every site.
-
-    With --show-fixes, the machine formats list the rewritten sites too (the text
-    format lists them in a block of their own).
-    """
-    if view.mode != WRITE or (view.show_fixes and view.output_format != "text"):
-        return list(diagnostics)
-    return [d for d in diagnostics if not d.applied]
-
-
-def _fix_heading(view: View) -> str:
-    return "Fixed in" if view.mode == WRITE else "Would fix in"
-
-
-def _report(results: Sequence[FileResult], errors: List[str], view: View) -> int:
-    findings = _findings(results, errors, view)
-    if view.mode == DIFF:  # stdout carries the diff and nothing else
-        for result in results:
-            if result.diff:
-                click.echo(result.diff, nl=False)
-    elif view.statistics:
-        click.echo(statistics_text(results), nl=False)
-    else:
-        click.echo(_render(findings, view), nl=False)
-    if view.show_fixes and view.output_format == "text" and view.mode != DIFF:
-        click.echo(render_fixes(results, _fix_heading(view)), nl=False)
-    for problem in findings.problems:
-        click.echo(problem.text, err=True)
-    if not view.quiet and (results or not findings.problems):
-        click.echo(summary_line(results, findings, view), err=True)
-        hint = unsafe_hint(results, view.options)
-        if hint:
-            click.echo(hint, err=True)
-    return exit_code(results, findings.problems, view)
 
 
 @click.command("report")
@@ -338,17 +328,23 @@ def report_command(paths, output, **options) -> None:
     from codemod.output.report import write_report
 
     if output.suffix.lower() not in (".md", ".html", ".htm"):
-        click.echo("torchport: report: -o must end in .md or .html", err=True)
-        sys.exit(EXIT_ERROR)
-    flags = config_flags(options)
+        fail("report: -o must end in .md or .html")
+    configs = Configurations(config_flags(options))
     paths = paths or (".",)
-    settings = _settings(paths, flags)
-    job = Job(DIFF, settings.options, settings.format, settings.per_file)
-    with _interruptible():
-        files, errors = files_to_process(paths, settings.exclude)
-        results = _run(files, job, options["jobs"], _wants_progress(len(files), False))
-    data = write_report(output, results, errors, DIFF, settings, None)
+    try:
+        with interruptible():
+            files, errors = files_to_process(paths, configs.exclude)
+            errors += _nothing_found(paths, files)
+            groups = configs.groups(files)
+            results = _run_groups(files, groups, DIFF, options["jobs"], False)
+        settings = groups[0][0] if groups else configs.settings_for(Path("x"))
+        data = write_report(output, results, errors, DIFF, settings, None)
+    except ConfigError as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"{output}: cannot write: {error.strerror or error}")
     for line in errors + [r.error for r in results if r.error]:
-        click.echo(printable_path(line), err=True)
-    click.echo(f"{data.summary_line()}; wrote {output}", err=True)
+        click.echo(visible(printable_path(line)), err=True)
+    shown = visible(printable_path(str(output)))
+    click.echo(f"{data.summary_line()}; wrote {shown}", err=True)
     sys.exit(EXIT_ERROR if data.problems else EXIT_CLEAN)

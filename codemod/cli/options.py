@@ -12,7 +12,13 @@ from typing import Any, Dict
 
 import click
 
+from codemod.cli.streams import COLOR_CHOICES
 from codemod.output.formats import FORMATS
+
+# Words that name a subcommand. The older `rules` and `explain` give way to a file
+# or folder of that name, so `torchport rules` still migrates a `rules/` package.
+COMMANDS = ("check", "fix", "rule", "report")
+YIELDING_COMMANDS = ("rules", "explain")
 
 
 def _codes_option(name: str, text: str):
@@ -70,7 +76,23 @@ def output_options(command):
             type=click.Choice(sorted(FORMATS)),
             default="text",
             show_default=True,
-            help="text, json (Ruff-shaped records), github (annotations) or sarif.",
+            help="text (one line a site; also `concise`), full (with the code and"
+            " a caret), json (Ruff-shaped records), github (annotations) or sarif.",
+        ),
+        click.option(
+            "-o",
+            "--output-file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write the diagnostics (or the diff, or the statistics) to this"
+            " file instead of stdout.",
+        ),
+        click.option(
+            "--color",
+            type=click.Choice(COLOR_CHOICES),
+            default="auto",
+            show_default=True,
+            help="Colour the diagnostics: auto (on a terminal; FORCE_COLOR,"
+            " NO_COLOR and CLICOLOR_FORCE are honoured), always or never.",
         ),
         click.option(
             "--show-fixes", is_flag=True, help="List the sites rewritten in each file."
@@ -105,6 +127,30 @@ def output_options(command):
             "--quiet",
             is_flag=True,
             help="Print diagnostics only: no summary, no progress bar.",
+        ),
+        click.option(
+            "--add-noqa",
+            is_flag=True,
+            help="Write nothing but a `# noqa: CODE` comment on each line with a"
+            " site that fails (a baseline); informational sites are left as they"
+            " are.",
+        ),
+        click.option(
+            "--unused-noqa",
+            is_flag=True,
+            help="Also report (as TP000) `# noqa` codes of torchport that"
+            " suppress no site; fails like a site does.",
+        ),
+        click.option(
+            "--show-settings",
+            is_flag=True,
+            help="Print the settings resolved for the first PATH, and where they"
+            " come from; process nothing.",
+        ),
+        click.option(
+            "--show-files",
+            is_flag=True,
+            help="Print the files that would be processed; process nothing.",
         ),
     ]
     for option in reversed(options):

@@ -16,6 +16,7 @@ from codemod.cli.summary import EXIT_ERROR
 
 def _rule_table() -> str:
     from codemod.model.rule import Fix, format_version
+    from codemod.output.docs import rule_summary
     from codemod.rules import all_rules
 
     lines = []
@@ -25,7 +26,7 @@ def _rule_table() -> str:
             since = f"torch>={format_version(rule.min_torch)}" if rule.min_torch else ""
         lines.append(
             f"{rule.code}  {rule.fix.value:<6}  {rule.severity:<5}  {since:<11}"
-            f"  {rule.name}: {rule.message}"
+            f"  {rule.name}: {rule_summary(rule)}"
         )
     return "".join(line + "\n" for line in lines)
 
@@ -63,7 +64,26 @@ def rule_command(rule: Optional[str], show_all: bool) -> None:
     if show_all or rule is None:
         click.echo(_rule_table(), nl=False)
         return
+    if _is_unused_noqa(rule):
+        click.echo(_unused_noqa_doc(), nl=False)
+        return
     click.echo(render_rule(_find_rule(rule)), nl=False)
+
+
+def _is_unused_noqa(word: str) -> bool:
+    from codemod.output.noqa import UNUSED_NOQA, UNUSED_NOQA_NAME
+
+    return word.strip().upper() == UNUSED_NOQA or word.strip() == UNUSED_NOQA_NAME
+
+
+def _unused_noqa_doc() -> str:
+    """TP000 is no rule of the registry: what ``--unused-noqa`` reports."""
+    from codemod.output import noqa
+
+    return (
+        f"# {noqa.UNUSED_NOQA} {noqa.UNUSED_NOQA_NAME}\n\n{noqa.UNUSED_NOQA_MESSAGE}\n\n"
+        f"{noqa.UNUSED_NOQA_DOC}\n"
+    )
 
 
 @click.command("rules")
@@ -76,6 +96,4 @@ def rules_command() -> None:
 @click.argument("rule")
 def explain_command(rule: str) -> None:
     """Document RULE (a code or a name); the same as `torchport rule RULE`."""
-    from codemod.output.docs import render_rule
-
-    click.echo(render_rule(_find_rule(rule)), nl=False)
+    rule_command.callback(rule, False)

@@ -1,5 +1,5 @@
-"""What a run ends with: the summary line, the ``--statistics`` table, the hint
-about unsafe fixes, and the exit code.
+"""What a run ends with: the summary line, the hint about unsafe fixes, and the
+exit code.
 
 Apart from the commands so that the counts a run reports, and the exit code they
 give, are decided in one place for files, stdin and every output format.
@@ -34,10 +34,10 @@ class View:
     color: bool = False
 
 
-def summary_line(results, findings: Findings, view: View) -> str:
+def summary_line(results, findings: Findings, view: View, extra=()) -> str:
     """``Rewrote 3 of 40 files (12 sites); 2 sites left (1 informational); 0 errors``."""
     changed = [r for r in results if r.changed and not r.error]
-    left = [d for r in results for d in _remaining(r.diagnostics)]
+    left = [d for r in results for d in _remaining(r.diagnostics)] + list(extra)
     info = sum(1 for d in left if d.severity == "info")
     verb = "Rewrote" if view.mode == WRITE else "Would rewrite"
     fixed = sum(d.applied for r in changed for d in r.diagnostics)
@@ -53,61 +53,17 @@ def _remaining(diagnostics) -> List:
     return [d for d in diagnostics if not d.applied]
 
 
-def exit_code(results, problems, view: View) -> int:
+def exit_code(results, problems, view: View, extra=()) -> int:
     """2 for errors; 1 when a site that fails is left, or (not writing) a file would
     change; else 0. ``--exit-zero`` turns 1 into 0."""
     if problems:
         return EXIT_ERROR
     failing = any(fails(d, view.strict) for r in results for d in r.diagnostics)
+    failing = failing or any(fails(d, view.strict) for d in extra)
     changed = view.mode != WRITE and any(r.changed and not r.error for r in results)
     if (failing or changed) and not view.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
-
-
-def statistics_text(results: Sequence[FileResult]) -> str:
-    """Counts per rule code, then one line: files scanned and changed, sites
-    rewritten and reported, per family (TP1, TP2, ...)."""
-    from collections import Counter
-
-    rewritten: Counter = Counter()
-    reported: Counter = Counter()
-    names = {}
-    severities = {}
-    for result in results:
-        for d in result.diagnostics:
-            (rewritten if d.applied else reported)[d.code] += 1
-            names[d.code] = d.name
-            severities[d.code] = d.severity
-    lines = []
-    if names:
-        lines.append(
-            f"{'sites':>5}  {'code':<6} {'rewritten':>9} {'reported':>8}  rule"
-        )
-    for code in sorted(names):
-        total = rewritten[code] + reported[code]
-        info = " (info)" if severities[code] == "info" else ""
-        lines.append(
-            f"{total:>5}  {code:<6} {rewritten[code]:>9} {reported[code]:>8}"
-            f"  {names[code]}{info}"
-        )
-    families = sorted({code[:3] for code in names})
-    by_family = "; ".join(
-        f"{family}: {sum(n for c, n in rewritten.items() if c.startswith(family))}"
-        f" rewritten, {sum(n for c, n in reported.items() if c.startswith(family))}"
-        " reported"
-        for family in families
-    )
-    info = sum(n for c, n in reported.items() if severities[c] == "info")
-    changed = sum(1 for r in results if r.changed and not r.error)
-    lines.append(
-        f"Scanned {plural(len(results), 'file')}, changed {changed};"
-        f" {plural(sum(rewritten.values()), 'site')} rewritten,"
-        f" {sum(reported.values())} reported"
-        + (f", {info} of them informational" if info else "")
-        + (f" ({by_family})" if by_family else "")
-    )
-    return "".join(line + "\n" for line in lines)
 
 
 def unsafe_hint(results: Sequence[FileResult], options) -> str:

@@ -1,6 +1,7 @@
-"""Configuration: ``[tool.torchport]`` in the nearest pyproject.toml, merged with flags.
+"""Configuration: ``[tool.torchport]`` of one pyproject.toml, merged with flags.
 
-Command-line flags win over the file. The target torch release comes from
+Command-line flags win over the file; rules are selected in layers, as Ruff does
+(``selection``). The target torch release comes from
 ``--target-torch``, else ``target-torch`` in the file, else the project's own
 declared ``torch>=`` requirement, else ``DEFAULT_TARGET_TORCH``.
 """
@@ -18,9 +19,10 @@ from codemod.config.pyproject import (
     check_device_import,
     check_device_name,
     find_pyproject,
-    read_table,
 )
 from codemod.config.requirements import declared_torch, project_root
+from codemod.config.selection import Layer, selection
+from codemod.config.table import checked_table
 from codemod.model.options import DEFAULT_TARGET_TORCH, Options
 from codemod.model.rule import Selection, TorchVersion, parse_version
 from codemod.run.files import Globs, exclude_globs
@@ -31,9 +33,10 @@ class Settings:
     options: Options
     format: bool
     exclude: Optional[Callable[[Path, bool], bool]]
-    root: Optional[Path]
+    root: Optional[Path]  # the folder of the pyproject.toml, when one configures
     target_source: str  # where the target torch release came from
     per_file: Optional["PerFileOptions"] = None  # per-file-ignores, when configured
+    config: Optional[Path] = None  # the pyproject.toml whose [tool.torchport] applies
 
 
 def _codes(flag: str, value: Any) -> Optional[List[str]]:
@@ -47,20 +50,40 @@ def _codes(flag: str, value: Any) -> Optional[List[str]]:
 
 
 def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
-    """Merge flags (None = not given) over the nearest ``[tool.torchport]``."""
+    """The settings of the folder holding all ``paths``: flags (None = not given)
+    merged over the nearest ``[tool.torchport]``."""
     paths = list(paths)
     pyproject = find_pyproject(paths)
-    table = read_table(pyproject) if pyproject else {}
+    project = project_root(paths)
+    first = paths[0] if paths and paths[0] != "-" else "."
+    return resolve_settings(pyproject, project, flags, Path(first))
+
+
+def resolve_settings(
+    pyproject: Optional[Path],
+    project: Optional[Path],
+    flags: Dict[str, Any],
+    black_path: Path,
+) -> Settings:
+    """Flags (None = not given) merged over ``[tool.torchport]`` of ``pyproject``
+    (None: none applies); the declared torch read in the folder ``project``; the
+    black configuration checked for ``black_path``."""
+    table = (checked_table(pyproject) or {}) if pyproject else {}
     root = pyproject.parent if pyproject else None
 
     def pick(key: str, default: Any = None) -> Any:
         return flags[key] if flags.get(key) is not None else table.get(key, default)
 
-    select = _codes("select", flags.get("select")) or table.get("select") or ["TP"]
-    select = list(select) + list(table.get("extend-select", []))
-    select += _codes("extend-select", flags.get("extend-select")) or []
-    ignore = _codes("ignore", flags.get("ignore")) or table.get("ignore") or []
-
+    layers = [
+        Layer(
+            table.get("select"), table.get("extend-select", []), table.get("ignore", [])
+        ),
+        Layer(
+            _codes("select", flags.get("select")),
+            _codes("extend-select", flags.get("extend-select")) or [],
+            _codes("ignore", flags.get("ignore")) or [],
+        ),
+    ]
     target_source = "default"
     target: TorchVersion = DEFAULT_TARGET_TORCH
     if flags.get("target-torch") is not None:
@@ -72,7 +95,6 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
     elif "target-torch" in table:
         target, target_source = parse_version(table["target-torch"]), str(pyproject)
     else:
-        project = root if root is not None else project_root(paths)
         declared = declared_torch(project) if project else None
         if declared:
             target, target_source = declared
@@ -89,14 +111,14 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
         target_torch=target,
         device_name=device_name,
         unsafe_fixes=bool(pick("unsafe-fixes", False)),
-        selection=Selection(select, ignore),
+        selection=selection(layers),
         device_import=table.get("device-import"),
     )
     per_file = None
     if table.get("per-file-ignores") and root is not None:
         per_file = PerFileOptions(root, options, table["per-file-ignores"])
     if pick("format", True):
-        _check_black_config(paths)
+        _check_black_config(black_path)
     return Settings(
         options,
         bool(pick("format", True)),
@@ -106,6 +128,7 @@ def resolve_options(paths: Iterable[str], flags: Dict[str, Any]) -> Settings:
         root,
         target_source,
         per_file,
+        pyproject,
     )
 
 
@@ -144,14 +167,18 @@ class PerFileOptions:
         )
 
 
-def _check_black_config(paths: List[str]) -> None:
+def _check_black_config(path: Path) -> None:
     """A bad ``[tool.black]`` value is one configuration error, not one per file."""
     from codemod.rewrite.formatting import BlackConfigError, black_config, black_mode
 
-    first = Path(os.path.realpath(paths[0] if paths and paths[0] != "-" else "."))
-    if black_config(first) is None:
-        return  # black's defaults: nothing to check, and no need to import black
+    first = Path(os.path.realpath(path))
     try:
+        if black_config(first) is None:
+            return  # black's defaults: nothing to check, and no need to import black
         black_mode(first)
     except BlackConfigError as error:
         raise ConfigError(str(error)) from None
+    except (RecursionError, MemoryError):
+        raise ConfigError(
+            f"{black_config(first)}: cannot read: nested too deep to read"
+        ) from None

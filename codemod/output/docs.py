@@ -6,6 +6,7 @@ README; ``torchport explain CODE`` prints one rule.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +14,11 @@ from codemod.catalog.backends import idioms_in, render_table
 from codemod.model.rule import Fix, Rule, format_version
 from codemod.rules import all_rules
 
+from codemod import __version__
+
+# Where the rule documentation is published: the docs/rules.md of the release.
+REPOSITORY_URL = "https://github.com/torchport/torchport"
+RULES_URL = f"{REPOSITORY_URL}/blob/v{__version__}/docs/rules.md"
 ROOT = Path(__file__).resolve().parents[2]
 RULES_MD = ROOT / "docs" / "rules.md"
 README = ROOT / "README.md"
@@ -43,6 +49,18 @@ SEVERITY_INFO = (
 )
 
 
+def rule_summary(rule: Rule) -> str:
+    """The rule's message as documentation shows it: a message that names a part
+    of the site (``a `%%{magic}` cell``) names it generically (``a `%%magic`
+    cell``) instead of showing the template."""
+    return re.sub(r"\{(\w+)\}", r"\1", rule.message)
+
+
+def rule_url(rule: Rule) -> str:
+    """The rule's section of the published docs/rules.md."""
+    return f"{RULES_URL}#{rule.code.lower()}-{rule.name}"
+
+
 def _code_block(text: str) -> str:
     return f"```python\n{text.rstrip()}\n```\n"
 
@@ -53,7 +71,7 @@ def render_rule(rule: Rule, level: int = 1) -> str:
     since = format_version(rule.min_torch) if rule.min_torch else "any"
     parts = [
         f"{head} {rule.code} {rule.name}\n",
-        f"{rule.message}\n",
+        f"{rule_summary(rule)}\n",
         f"- Fix: {FIX_WORDS[rule.fix]}\n- Fix needs torch: {since}\n"
         + (SEVERITY_INFO if getattr(rule, "severity", "error") == "info" else ""),
     ]
@@ -107,7 +125,7 @@ def render_tables() -> str:
     for prefix, title in FAMILIES:
         rows = "".join(
             f"| [{r.code}](docs/rules.md#{r.code.lower()}-{r.name}) | {r.fix.value} "
-            f"| {_since(r)} | {r.message.replace('|', chr(92) + '|')} |\n"
+            f"| {_since(r)} | {rule_summary(r).replace('|', chr(92) + '|')} |\n"
             for r in rules
             if r.code.startswith(prefix)
         )

@@ -21,6 +21,43 @@ if TYPE_CHECKING:
     from codemod.model.diagnostic import Diagnostic
 
 
+# What no output may hold as it is. Python holds each byte of a file name that is
+# not valid UTF-8 as a lone surrogate (U+DC80..U+DCFF, "surrogateescape"): no
+# encoder takes those, and byte 0x9B written raw is a terminal's CSI. The C1
+# controls (U+0080..U+009F) are commands to a terminal too. The bidirectional
+# controls (U+202A..U+202E, U+2066..U+2069, the marks U+200E, U+200F, U+061C)
+# reorder what a terminal or a browser shows, so that a line reads otherwise than
+# it is ("Trojan Source").
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_HIDDEN = re.compile(f"[\ud800-\udfff\x80-\x9f{BIDI_CONTROLS}]")
+
+
+def _escape(match: "re.Match[str]") -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # the byte of a name: that byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with each byte of a name that is not valid UTF-8 written as
+    ``\\xff``, and each C1 or bidirectional control as ``\\x9b`` or
+    ``\\u202e``: any output encoding, any strict JSON parser and any terminal
+    takes the result, and it reads as it is."""
+    return _HIDDEN.sub(_escape, text) if _HIDDEN.search(text) else text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def exact_name(path: str) -> str:
+    """A file name for a machine (the ``filename`` of a JSON record): as it is,
+    but for each byte that is not valid UTF-8, written ``\\xff`` (a JSON string
+    holds text, and strict parsers refuse a lone surrogate). JSON escapes the
+    controls itself (``\\u001b``, ``\\u202e``): no raw byte reaches the output."""
+    return _SURROGATE.sub(_escape, path) if _SURROGATE.search(path) else path
+
+
 @dataclass(frozen=True)
 class Problem:
     """A path torchport could not process: unreadable, unparsable, or a bug."""
@@ -35,7 +72,8 @@ class Problem:
         """``path: reason``; in a notebook ``path:cell N: reason``."""
         in_cell = self.path.endswith(".ipynb") and self.message.startswith("cell ")
         separator = "" if in_cell else " "
-        return f"{printable_path(self.path)}:{separator}{printable(self.message)}"
+        shown = f"{printable_path(self.path)}:{separator}{printable(self.message)}"
+        return visible(shown)
 
 
 _KINDS = (

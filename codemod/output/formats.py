@@ -10,6 +10,8 @@ from typing import Callable, Dict, Tuple
 # name -> (module, function)
 _RENDERERS: Dict[str, Tuple[str, str]] = {
     "text": ("codemod.output.text", "render_text"),
+    "concise": ("codemod.output.text", "render_text"),
+    "full": ("codemod.output.full", "render_full"),
     "json": ("codemod.output.json_format", "render_json"),
     "github": ("codemod.output.github", "render_github"),
     "sarif": ("codemod.output.sarif", "render_sarif"),

@@ -1,11 +1,12 @@
 """The JSON format: one record per diagnostic, shaped like Ruff's (with each fix's
-edits), then one per problem."""
+edits), then one per problem. A file name that is not valid UTF-8 is written with
+its bytes escaped (``\\xff``): JSON can hold no lone surrogate."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional
 
-from codemod.output.findings import Findings, as_findings
+from codemod.output.findings import Findings, as_findings, exact_name, visible
 from codemod.run.job import WRITE
 
 if TYPE_CHECKING:
@@ -39,11 +40,11 @@ def json_records(findings: Findings) -> List[dict]:
         records.append(
             {
                 "type": "diagnostic",
-                "filename": d.path,
+                "filename": exact_name(d.path),
                 "cell": d.cell,
                 "code": d.code,
                 "name": d.name,
-                "message": d.message,
+                "message": visible(d.message),
                 "severity": d.severity,
                 "state": findings.state(d),
                 "location": _location(d.line, d.col),
@@ -56,11 +57,11 @@ def json_records(findings: Findings) -> List[dict]:
         records.append(
             {
                 "type": "error",
-                "filename": p.path,
+                "filename": exact_name(p.path),
                 "cell": None,
                 "code": None,
                 "name": p.kind,
-                "message": p.message,
+                "message": visible(p.message),
                 "severity": "error",
                 "state": "error",
                 "location": _location(p.line, 1),

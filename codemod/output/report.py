@@ -18,7 +18,8 @@ from typing import List, Tuple
 
 from codemod import __version__
 from codemod.model.diagnostic import Diagnostic
-from codemod.output.findings import plural
+from codemod.output.docs import rule_summary
+from codemod.output.findings import plural, visible
 from codemod.output.report_data import FAMILIES, STATES, ReportData, collect
 
 
@@ -31,8 +32,21 @@ def write_report(
         text = render_markdown(data)
     else:
         text = render_html(data)
-    output.write_text(text, encoding="utf-8")
+    output.write_text(document_text(text), encoding="utf-8")
     return data
+
+
+# The C0 controls a document holds only to deceive: all but tab and newline, and a
+# carriage return that does not end a line (it would hide what precedes it).
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+
+
+def document_text(text: str) -> str:
+    """The report as it is written: every control character that is not a line's
+    layout escaped (``\\x1b``), and each byte of a name that is not UTF-8, each C1
+    and bidirectional control (``visible``), so that the page, and the file shown
+    on a terminal, read as they are."""
+    return visible(_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
 
 
 def _rules():
@@ -126,7 +140,9 @@ def render_markdown(data: ReportData) -> str:
         info = " (informational)" if sites[0][1].state == "informational" else ""
         out.append(f"### {code} {name}: {plural(len(sites), 'site')}{info}\n")
         if rule is not None:
-            out.append(f"{rule.message}. [Rule documentation](#{_anchor(code)})\n")
+            out.append(
+                f"{rule_summary(rule)}. [Rule documentation](#{_anchor(code)})\n"
+            )
         for f, site in sites:
             d = site.diagnostic
             out.append(f"- {_md_code(_where(d))}: {_md_cell(d.message)}")
@@ -223,13 +239,16 @@ def _diff_lines(diff: str) -> List[Tuple[str, str]]:
 def render_html(data: ReportData) -> str:
     import jinja2
 
+    from codemod.output.docs import render_rule, rule_summary
+    from codemod.output.markup import inline, markdown
+
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("codemod.output", "templates"),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    from codemod.output.docs import render_rule
+    environment.filters.update(inline=inline, markdown=markdown)
 
     rules = _rules()
     grouped = data.by_rule()
@@ -244,6 +263,7 @@ def render_html(data: ReportData) -> str:
         grouped=grouped,
         rules=rules,
         rule_docs={c: render_rule(rules[c], level=3) for c in grouped if c in rules},
+        summaries={c: rule_summary(rules[c]) for c in grouped if c in rules},
         diff_lines=_diff_lines,
         backends=BACKENDS,
         where=_where,

@@ -7,7 +7,6 @@ the same numbers, collected once.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,7 +31,6 @@ FAMILIES: Dict[str, str] = {
 # everywhere as they stand (rule severity "info").
 STATES = ("rewritten", "reported", "informational", "suppressed")
 CONTEXT_LINES = 2  # lines of code shown above and below a remaining site
-_NOQA = re.compile(r"#\s*noqa\s*:\s*([A-Za-z0-9, ]+)")
 
 
 @dataclass
@@ -148,16 +146,13 @@ def collect(results, errors: Sequence[str], mode: str, settings, before) -> Repo
     files = []
     for result in results:
         text = _read(result.path)
-        suppressed = _suppressed(text)
+        suppressed = _suppressed(result.path, text)
         if not result.diagnostics and not suppressed and not result.changed:
             continue
-        diff = result.diff
-        if not diff and result.changed and before and result.path in before:
-            from codemod.rewrite.linediff import unified_diff
-
-            diff = unified_diff(result.path, _decode(before[result.path]), text)
+        diff = _diff(result, text, before)
+        lines = _Lines(result.path, text)
         sites = [
-            Site(d, _context(text, d) if not d.applied else [])
+            Site(d, _context(lines.of(d.cell), d) if not d.applied else [])
             for d in result.diagnostics
         ]
         files.append(FileReport(result.path, result.changed, diff, sites, suppressed))
@@ -171,6 +166,28 @@ def collect(results, errors: Sequence[str], mode: str, settings, before) -> Repo
     )
 
 
+def _diff(result, text: str, before) -> str:
+    """The file's change: the run's diff (a preview), or the old bytes against
+    the file (a rewrite); a notebook's as one diff of Python per changed cell."""
+    from codemod.rewrite.linediff import unified_diff
+
+    old = None
+    if result.changed and before and result.path in before:
+        old = _decode(before[result.path])
+    if not result.path.endswith(".ipynb"):
+        if result.diff or old is None:
+            return result.diff
+        return unified_diff(result.path, old, text)
+    from codemod.output.notebook_diff import apply_diff, cell_diffs
+
+    if old is not None:
+        return cell_diffs(result.path, old, text)
+    if result.diff:
+        new = apply_diff(text, result.diff)
+        return cell_diffs(result.path, text, new) if new is not None else result.diff
+    return ""
+
+
 def _read(path: str) -> str:
     try:
         return _decode(Path(path).read_bytes())
@@ -182,26 +199,40 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8-sig", errors="replace")
 
 
-def _suppressed(text: str) -> Counter:
-    """``# noqa: TPxxx`` comments, per code (in a notebook, in its JSON text)."""
+def _suppressed(path: str, text: str) -> Counter:
+    """``# noqa: TPxxx`` comments, per code: real comments only (in a notebook,
+    of its code cells), never the words in a string."""
+    from codemod.output.noqa import cell_sources, directives
+
+    sources = cell_sources(text).values() if path.endswith(".ipynb") else [text]
     found: Counter = Counter()
-    for match in _NOQA.finditer(text):
-        for code in re.split(r"[,\s]+", match.group(1)):
-            if re.fullmatch(r"TP\d{3}", code.upper()):
-                found[code.upper()] += 1
+    for source in sources:
+        for directive in directives(source):
+            found.update(c for c in directive.codes if re.fullmatch(r"TP\d{3}", c))
     return found
 
 
-def _context(text: str, d: Diagnostic) -> List[Tuple[int, str]]:
+class _Lines:
+    """A file's lines (a notebook's, per cell), split once for all its sites."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text = path, text
+        self.split: Dict[object, List[str]] = {}
+
+    def of(self, cell) -> List[str]:
+        if cell not in self.split:
+            if cell is None:
+                self.split[cell] = self.text.splitlines()
+            else:
+                from codemod.output.noqa import cell_sources
+
+                cells = self.split.setdefault("cells", cell_sources(self.text))
+                self.split[cell] = cells.get(cell, "").splitlines()
+        return self.split[cell]
+
+
+def _context(lines: List[str], d: Diagnostic) -> List[Tuple[int, str]]:
     """The lines around the site (in a notebook, of its cell)."""
-    if d.cell is not None:
-        try:
-            cell = json.loads(text)["cells"][d.cell - 1]
-            source = cell.get("source", "")
-            text = "".join(source) if isinstance(source, list) else str(source)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            return []
-    lines = text.splitlines()
     first = max(1, d.line - CONTEXT_LINES)
     last = min(len(lines), d.end_line + CONTEXT_LINES)
     return [(n, lines[n - 1]) for n in range(first, last + 1)]

@@ -11,13 +11,29 @@ from codemod.output.findings import Findings, as_findings
 STYLES = {"path": "bold", "code": "red", "info": "cyan", "fix": "cyan"}
 
 
-def render_text(findings: Findings, color: bool = False) -> str:
+def render_text(findings: Findings, color: bool = False, sources=None) -> str:
     """``path:line:col: CODE [*] message``; ``[*]`` marks a site torchport rewrites
     (or would) with the options given, ``(info)`` one that runs everywhere as it is.
     Problems go to standard error (``render_problems``)."""
-    import click
-
     findings = as_findings(findings)
+    style = styler(color)
+    return "".join(headline(d, style) + "\n" for d in findings.diagnostics)
+
+
+def headline(d, style) -> str:
+    """``path:line:col: CODE [*] message``, styled by ``style(text, key)``."""
+    marker = " " + style("[*]", "fix") if d.applied else ""
+    info = " " + style("(info)", "info") if d.severity == "info" else ""
+    code = style(d.code, "info" if d.severity == "info" else "code")
+    return (
+        f"{style(printable_path(d.where), 'path')}:{d.line}:{d.col}: {code}{marker}"
+        f"{info} {printable(d.message)}"
+    )
+
+
+def styler(color: bool):
+    """``style(text, key)`` for the keys of ``STYLES``; plain text without colour."""
+    import click
 
     def style(text: str, key: str) -> str:
         if not color:
@@ -26,16 +42,7 @@ def render_text(findings: Findings, color: bool = False) -> str:
             return click.style(text, bold=True)
         return click.style(text, fg=STYLES[key])
 
-    lines = []
-    for d in findings.diagnostics:
-        marker = " " + style("[*]", "fix") if d.applied else ""
-        info = " " + style("(info)", "info") if d.severity == "info" else ""
-        code = style(d.code, "info" if d.severity == "info" else "code")
-        lines.append(
-            f"{style(printable_path(d.where), 'path')}:{d.line}:{d.col}: {code}{marker}{info}"
-            f" {printable(d.message)}"
-        )
-    return "".join(line + "\n" for line in lines)
+    return style
 
 
 def render_fixes(results, heading: str = "Fixed in") -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
@@ -133,11 +134,49 @@ class Layout:
 
 
 def layout_for(path: Optional[Path]) -> Layout:
-    """The layout of the project ``path`` is in. Raises ``BlackConfigError``."""
-    if black_config(path) is None:
+    """The layout of the project ``path`` is in: its ``[tool.black]``, else its
+    Ruff formatter settings (``ruff_layout``), else black's defaults. Raises
+    ``BlackConfigError``."""
+    config = black_config(path)
+    if config is None or not _has_black_table(config):
+        from codemod.rewrite.ruff_layout import ruff_layout
+
+        ruff = ruff_layout(path)
+        if ruff is not None:
+            return _ruff_layout(ruff)
+    if config is None:
         return Layout()
     mode = black_mode(path)
     return Layout(mode.line_length, mode)
+
+
+def _ruff_layout(ruff) -> Layout:
+    line_length = ruff.line_length or DEFAULT_LINE_LENGTH  # Ruff's default is 88 too
+    if not ruff.needs_black_mode:
+        return Layout(line_length)
+    import black
+
+    mode = black.Mode(
+        line_length=line_length,
+        string_normalization=not ruff.skip_string_normalization,
+        magic_trailing_comma=not ruff.skip_magic_trailing_comma,
+    )
+    return Layout(line_length, mode)
+
+
+@functools.lru_cache(maxsize=None)
+def _has_black_table(config: Path) -> bool:
+    """Whether ``config`` has a ``[tool.black]`` table (one it cannot read counts:
+    black_mode then says what is wrong)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        tool = tomllib.loads(config.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, ValueError, RecursionError, MemoryError):
+        return True
+    return isinstance(tool, dict) and "black" in tool
 
 
 def black_config(path: Optional[Path]) -> Optional[Path]:
