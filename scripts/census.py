@@ -246,6 +246,19 @@ class _Visitor(ast.NodeVisitor):
             snippet = snippet[:67] + "..."
         self.sites.append(Site(self.path, line, col, kind, snippet))
 
+    def _a_parameter(self, node: ast.AST, name: str) -> bool:
+        """Whether ``name`` is a parameter of a function around ``node`` (a
+        parameter named ``torch`` is not the module there)."""
+        parent = self.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                if name in {
+                    a.arg for a in ast.walk(parent.args) if isinstance(a, ast.arg)
+                }:
+                    return True
+            parent = self.parents.get(id(parent))
+        return False
+
     def qualify(self, parts: list[str]) -> str:
         head = self.imports.get(parts[0], parts[0])
         return ".".join([head, *parts[1:]])
@@ -383,7 +396,11 @@ class _Visitor(ast.NodeVisitor):
         elif node.attr in PROFILER_KEYS and isinstance(node.ctx, ast.Load):
             self.add(node, "profiler-cuda")
         parts = _dotted(node)
-        if parts is not None and self._is_outer(node):
+        if (
+            parts is not None
+            and self._is_outer(node)
+            and not self._a_parameter(node, parts[0])
+        ):
             q = self.qualify(parts)
             kind = self.classify_qualname(q)
             if kind:

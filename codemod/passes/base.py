@@ -235,7 +235,14 @@ class Pass(cst.CSTTransformer):
     def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
         """``th.cuda.synchronize`` -> ``torch.cuda.synchronize``, resolved through the
         module's imports; None when the name is not imported or is shadowed."""
-        return self.context.facts.qualified_name(node)
+        facts = self.context.facts
+        if not facts.shadowed:
+            return facts.qualified_name(node)
+        try:  # a name some function or class also binds: it depends on where
+            line = self.position(node)[0]
+        except KeyError:  # a node built by a pass
+            line = None
+        return facts.qualified_name(node, line)
 
     def callee(self, call: cst.Call) -> Optional[str]:
         return self.qualified_name(call.func)

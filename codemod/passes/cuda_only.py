@@ -21,6 +21,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import under
+from codemod.passes.names import dotted_name
 from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.cuda_only_code import cuda_only_guard_calls, is_sm_version
 from codemod.passes.cuda_only_imports import REFERENCES, CudaOnlyImports
@@ -88,6 +89,10 @@ def _distinctive(name: str) -> str:
     return ".".join(parts[-2:])
 
 
+AMBIGUOUS = (
+    "`{name}` is imported and also bound otherwise in this module, so `{meant}` "
+    "may not be what it is here: left as it is; give one of them another name"
+)
 NCCL_PREFIXES = ("NCCL_", "TORCH_NCCL_")
 NCCL_ADVICE = (
     "this environment variable configures NCCL, CUDA's collectives; other backends' "
@@ -135,6 +140,7 @@ class CudaOnly(CudaOnlyImports, Pass):
         self.handled: Set[cst.CSTNode] = set()  # names of those: not reported apart
         self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE().type == "cuda"`
         self.kept_branch: Set[cst.CSTNode] = set()  # behind a CUDA test kept as it is
+        self.unresolved_lines: Set[int] = set()
 
     # -- references -------------------------------------------------------------------
     def _reference(self, node: cst.CSTNode) -> bool:
@@ -151,7 +157,26 @@ class CudaOnly(CudaOnlyImports, Pass):
         self.report(node, REFERENCES[prefix], MESSAGES.get(name, ""))  # type: ignore
         return False
 
+    def _unresolved(self, node: cst.CSTNode) -> bool:
+        """``amp.autocast()`` where ``amp`` is both ``torch.cuda.amp`` and something
+        else in this module: reported, as no pass can tell which it is."""
+        unresolved = self.context.facts.unresolved
+        dotted = unresolved and dotted_name(node)
+        if not dotted:
+            return False
+        head, dot, rest = dotted.partition(".")
+        meant = unresolved.get(head, "") + dot + rest
+        if not under(meant, ("torch.cuda",)):
+            return False
+        line = self.position(node)[0]
+        if line not in self.unresolved_lines:  # once a line: one name, one cause
+            self.unresolved_lines.add(line)
+            self.report(node, "TP913", AMBIGUOUS.format(name=head, meant=meant))
+        return True
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if self._unresolved(node):
+            return False
         if node.attr.value in PROFILER_KEYS:
             row = STRINGS[node.attr.value]
             self.report(node.attr, row.code, row.advice)
@@ -161,6 +186,8 @@ class CudaOnly(CudaOnlyImports, Pass):
         return self._reference(node)
 
     def visit_Name(self, node: cst.Name) -> bool:
+        if self._unresolved(node):
+            return False
         return self._reference(node)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:

@@ -115,14 +115,18 @@ def and_operands(test: cst.BaseExpression) -> List[cst.BaseExpression]:
     return [test]
 
 
+def cuda_string(node: cst.SimpleString) -> bool:
+    """``"cuda"`` or ``"cuda:N"``."""
+    value = node.evaluated_value
+    return isinstance(value, str) and _CUDA_STRING.fullmatch(value) is not None
+
+
 def cuda_comparison(node: cst.BaseExpression) -> bool:
     """``x == "cuda"``, ``x != "cuda:0"``, ``"cuda" in x``: a choice tested for CUDA."""
     if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
         return False
     return any(
-        isinstance(side, cst.SimpleString)
-        and isinstance(side.evaluated_value, str)
-        and _CUDA_STRING.fullmatch(side.evaluated_value) is not None
+        isinstance(side, cst.SimpleString) and cuda_string(side)
         for side in (node.left, node.comparisons[0].comparator)
     )
 

@@ -10,6 +10,8 @@ them to every accelerator where what they lead to is portable; it keeps them whe
 - a later branch of the same ``if`` chain tests another device (``elif
   device.type == "mps":``): the widened test would take that device first;
 - an earlier ``if`` with the same test was kept and bound a name this one reads;
+- they decide whether a test runs whose parameters name "cuda"
+  (``@pytest.mark.parametrize("device", ["cpu", "cuda"])``, which stays);
 - their value leaves the function (``return x.is_cuda and HAS_TRITON``): what it guards
   there is not in view; reported, so that the user decides.
 
@@ -27,7 +29,13 @@ import libcst as cst
 from codemod.catalog import under
 from codemod.passes.base import FileContext, walk
 from codemod.passes.cuda_only_code import CUDA_NAMED, calls_cuda_named, cuda_only_code
-from codemod.passes.guards import QualifiedName, and_operands, cuda_comparison
+from codemod.passes.guards import (
+    QualifiedName,
+    and_operands,
+    cuda_comparison,
+    cuda_string,
+)
+from codemod.passes.names import dotted_name
 
 # Device types of other backends, as strings and as tensor attributes.
 OTHER_DEVICES = frozenset(
@@ -51,6 +59,11 @@ ANOTHER_DEVICE = (
 BOUND_BEFORE = (
     ": kept with the same test before it, whose kept branch binds what this one reads"
 )
+PARAMETRIZED = (
+    ': kept with the test\'s parameters, which name "cuda": widened, it would run '
+    "the CUDA case on other devices instead of skipping it"
+)
+AVAILABILITY = {"torch.cuda.is_available", "torch.cuda.device_count"}
 DEVICE_LOOP = ": kept, as the loop runs CUDA-only code for each device"
 
 
@@ -136,6 +149,13 @@ def kept_tests(
             return dict.fromkeys(_device_count_loop(node, qualified_name), DEVICE_LOOP)
     elif isinstance(node, cst.Return) and node.value is not None:
         return dict.fromkeys(_returned_tests(node.value), ESCAPES)
+    elif isinstance(node, cst.FunctionDef) and _parametrized_with_cuda(node):
+        return {
+            call: PARAMETRIZED
+            for decorator in node.decorators
+            for call in walk(decorator)
+            if isinstance(call, cst.Call) and qualified_name(call.func) in AVAILABILITY
+        }
     elif isinstance(node, cst.FunctionDef) and CUDA_NAMED.search(node.name.value):
         # `def is_cuda_available(): return torch.cuda.is_available()`: its callers
         # ask for CUDA by name.
@@ -148,6 +168,20 @@ def kept_tests(
             and qualified_name(call.func) == "torch.cuda.is_available"
         }
     return {}
+
+
+def _parametrized_with_cuda(node: cst.FunctionDef) -> bool:
+    """``@pytest.mark.parametrize("device", ["cpu", "cuda"])``: "cuda" stays."""
+    for decorator in node.decorators:
+        call = decorator.decorator
+        if isinstance(call, cst.Call) and (dotted_name(call.func) or "").endswith(
+            "parametrize"
+        ):
+            if any(
+                isinstance(n, cst.SimpleString) and cuda_string(n) for n in walk(call)
+            ):
+                return True
+    return False
 
 
 def _returned_operands(value: cst.BaseExpression) -> List[cst.BaseExpression]:
@@ -189,7 +223,8 @@ def _text(node: cst.CSTNode) -> str:
 _EMPTY = cst.Module([])
 
 
-def mark(node: cst.CSTNode, context: FileContext) -> None:
-    """Record ``node``'s kept tests in ``context.kept_for_cuda``."""
-    kept = kept_tests(node, context.facts.qualified_name, context.kept_test_texts)
+def mark(node: cst.CSTNode, context: FileContext, qualified_name) -> None:
+    """Record ``node``'s kept tests in ``context.kept_for_cuda``; ``qualified_name``
+    resolves a node of this traversal where it is (``Pass.qualified_name``)."""
+    kept = kept_tests(node, qualified_name, context.kept_test_texts)
     context.kept_for_cuda.update(kept)

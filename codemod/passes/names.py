@@ -5,7 +5,10 @@ parses the few statements that mention CUDA (see ``codemod.rewrite.chunks``). Na
 resolved here instead, from the module's imports: ``import torch as th`` makes
 ``th.cuda.synchronize`` mean ``torch.cuda.synchronize``. A name that is also bound
 some other way anywhere in the module (a parameter, an assignment, a loop variable)
-is ambiguous and resolves to nothing, so a shadowed name is never rewritten.
+is ambiguous and resolves to nothing, so a shadowed name is never rewritten; bound
+inside a function or a class body only, it is shadowed there alone (``shadowed``:
+the lines where it is), as Python's scopes have it: ``torch: str`` in a dataclass
+leaves ``torch`` the module everywhere else.
 """
 
 from __future__ import annotations
@@ -39,6 +42,12 @@ class ModuleFacts:
     functions: Set[str] = field(default_factory=set)  # names of every def
     stored_attributes: Set[str] = field(default_factory=set)  # `x.name = ...` anywhere
     torch_alias: Optional[str] = None  # what a top-level `import torch [as x]` binds
+    # An imported name also bound in some functions or class bodies -> the spans of
+    # lines (first, last) where that other binding is the one read.
+    shadowed: Dict[str, List[Tuple[int, int]]] = field(default_factory=dict)
+    # An imported name also bound otherwise at module level -> what it imports: it
+    # resolves to nothing anywhere (its uses are reported, never rewritten).
+    unresolved: Dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, tree: ast.Module, source: str) -> "ModuleFacts":
@@ -46,9 +55,15 @@ class ModuleFacts:
         that walk would cost as much as the rest of the rewrite)."""
         facts = cls(identifiers=set(_IDENTIFIER.findall(source)))
         ambiguous: Set[str] = set()
-        stack: List[ast.AST] = list(tree.body)
+        # Each statement with the scope it binds in: None for the module, else the
+        # spans of lines where a binding made there is read.
+        stack: List[Tuple[ast.AST, Optional[List[Tuple[int, int]]]]] = [
+            (stmt, None) for stmt in tree.body
+        ]
+        scoped: Dict[str, List[Tuple[int, int]]] = {}  # bound in a function or class
         while stack:
-            node = stack.pop()
+            node, scope = stack.pop()
+            before = set(facts.bound)
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -107,12 +122,31 @@ class ModuleFacts:
                 facts.bound.add(node.name)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 facts.bound.update(node.names)
+            inner = _inner_scope(node, scope)
+            new = facts.bound - before
+            facts.bound = before
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # Its parameters are its own; its name is the enclosing scope's.
+                for name in new - {node.name}:
+                    scoped.setdefault(name, []).extend(inner)
+                new = new & {node.name}
+            if scope is None or isinstance(node, (ast.Global, ast.Nonlocal)):
+                facts.bound |= new
+            else:
+                for name in new:  # bound in this function or class body alone
+                    scoped.setdefault(name, []).extend(scope)
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
                 children = getattr(node, name, None)
                 if isinstance(children, list):
-                    stack.extend(children)
+                    stack.extend((child, inner) for child in children)
         for name in ambiguous | (facts.bound & set(facts.imports)):
-            facts.imports.pop(name, None)
+            target = facts.imports.pop(name, None)  # bound at module level too
+            if target is not None:
+                facts.unresolved[name] = target
+        for name, spans in scoped.items():
+            if name in facts.imports:
+                facts.shadowed[name] = spans
+        facts.bound |= set(scoped)
         unbound = (
             "torch" not in facts.imports and "torch" not in facts.bound | ambiguous
         )
@@ -145,14 +179,23 @@ class ModuleFacts:
             ambiguous.add(local)
         self.imports[local] = target
 
-    def qualified_name(self, node) -> Optional[str]:
+    def qualified_name(self, node, line: Optional[int] = None) -> Optional[str]:
         """``th.cuda.synchronize`` -> ``torch.cuda.synchronize``; None if not imported.
 
-        ``node``: a libcst or an ``ast`` name, attribute chain or call (its callee).
+        ``node``: a libcst or an ``ast`` name, attribute chain or call (its callee);
+        ``line``: where a libcst node is (an ``ast`` node says it), without which a
+        name some function or class also binds resolves to nothing.
         """
-        if isinstance(node, cst.Call):
+        if isinstance(node, (cst.Call, ast.Call)):
             node = node.func
-        return self.resolve(dotted_name(node))
+        dotted = dotted_name(node)
+        if self.shadowed and dotted:
+            spans = self.shadowed.get(dotted.partition(".")[0])
+            if spans is not None:
+                line = getattr(node, "lineno", line)
+                if line is None or any(a <= line <= b for a, b in spans):
+                    return None
+        return self.resolve(dotted)
 
     def resolve(self, dotted: Optional[str]) -> Optional[str]:
         """A dotted name as written -> what it means through the module's imports."""
@@ -163,6 +206,20 @@ class ModuleFacts:
         if target is None:
             return None
         return target + dot + rest
+
+
+def _inner_scope(node: ast.AST, scope):
+    """The scope the children of ``node`` bind in: a function's lines; a class
+    body's own statements (its methods are not in it); else ``node``'s own."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [(node.lineno, node.end_lineno or node.lineno)]
+    if isinstance(node, ast.ClassDef):
+        return [
+            (stmt.lineno, stmt.end_lineno or stmt.lineno)
+            for stmt in node.body
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+    return scope
 
 
 def dotted_name(node) -> Optional[str]:

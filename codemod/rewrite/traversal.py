@@ -86,7 +86,7 @@ class SharedTraversal(cst.CSTTransformer):
             if child is not None:
                 self.bare.add(child(node))
         if self.context is not None and kind in kept_for_cuda.MARKED:
-            kept_for_cuda.mark(node, self.context)
+            kept_for_cuda.mark(node, self.context, self.passes[0].qualified_name)
         skipping = self.skipping
         for i, visit in self.visits.get(kind, ()):
             if i in skipping:
