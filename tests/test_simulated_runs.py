@@ -297,8 +297,6 @@ KINDS_NEVER_EXECUTED: Dict[str, str] = {
     'not (A == DEVICE.type != "cpu") (value on an accelerator)': HOST_DATA
     + "in TP202/is_cuda an earlier return takes tensors on the accelerator; in"
     " TP202/assert_placement `not y.is_cpu or` short-circuits for them",
-    "torch.get_autocast_dtype(DEVICE.type)": HOST_DATA
-    + "TP404/autocast_state calls it only when autocast is on, and never does",
 }
 
 

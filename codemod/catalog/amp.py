@@ -45,6 +45,14 @@ ROWS: List[Row] = [
     ),
     Row(("torch.is_autocast_enabled",), "TP404", "amp", trigger="autocast"),
     Row(
+        ("torch.set_autocast_gpu_dtype",),
+        "TP404",
+        "amp",
+        "{torch}.set_autocast_dtype",
+        trigger="autocast",
+    ),
+    Row(("torch.set_autocast_enabled",), "TP404", "amp", trigger="autocast"),
+    Row(
         ("torch.cpu.amp.autocast", "torch.cpu.amp.autocast_mode.autocast"),
         "TP405",
         "amp",

@@ -32,6 +32,8 @@ class Mapping:
     # A generic callable whose first parameter, of this name, is the device and
     # defaults to CUDA: only calls that leave it out are sites.
     device_parameter: Optional[str] = None
+    # ...whose CUDA form takes this many positional arguments (the device left out).
+    cuda_arity: int = 0
     decorator: bool = False  # may be used as a bare decorator (@custom_fwd)
     code: str = ""  # from the row
     target: Optional[str] = None  # the new callee, a template (None: keep the callee)
@@ -53,6 +55,10 @@ SHAPES: Dict[str, Mapping] = {
     "torch.get_autocast_gpu_dtype": Mapping("{device}.type"),
     "torch.is_autocast_enabled": Mapping(
         "{device}.type", device_parameter="device_type"
+    ),
+    "torch.set_autocast_gpu_dtype": Mapping("{device}.type"),
+    "torch.set_autocast_enabled": Mapping(
+        "{device}.type", device_parameter="device_type", cuda_arity=1
     ),
     "torch.cpu.amp.autocast": Mapping('"cpu"', None, AUTOCAST_ARGS),
     "torch.cpu.amp.GradScaler": Mapping('"cpu"'),
@@ -81,10 +87,13 @@ def _leaves_out_device(mapping: Mapping, call: cst.Call) -> bool:
     """False for a generic callable already given its device (or maybe given it)."""
     if mapping.device_parameter is None:
         return True
-    return not any(
-        a.star or a.keyword is None or a.keyword.value == mapping.device_parameter
+    if any(
+        a.star
+        or (a.keyword is not None and a.keyword.value == mapping.device_parameter)
         for a in call.args
-    )
+    ):
+        return False  # given by keyword, or maybe by unpacking
+    return sum(a.keyword is None for a in call.args) == mapping.cuda_arity
 
 
 _NO_SPACE = cst.SimpleWhitespace("")

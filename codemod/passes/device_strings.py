@@ -32,33 +32,18 @@ from codemod.passes.device_positions import (
     location_index,
     mentions_device,
 )
+from codemod.passes.device_forms import (
+    ACCELERATOR_COMPARISONS,
+    ACCELERATOR_INDEXED_DEVICE,
+    COMPARISONS,
+    INDEXED_DEVICE,
+    written_index,
+)
 from codemod.passes.guards import AcceleratedBranches, is_binding_type
 from codemod.rules.device_strings import RULES
 
 # The replacement field of a str.format template: "{}", "{rank}", "{0}", "{:d}".
 _FORMAT_FIELD = re.compile(r"\{(?P<index>\d*)(?P<rest>[^{}]*)\}")
-# On an accelerator the device with that index; on the CPU the CPU itself
-# (`torch.load` cannot restore storages to "cpu:0").
-INDEXED_DEVICE = (
-    '{torch}.device({device}.type, {index}) if {device}.type != "cpu" else {device}'
-)
-# Where only an accelerator gets (`if torch.cuda.is_available():`), without the guard.
-ACCELERATOR_INDEXED_DEVICE = "{torch}.device({device}.type, {index})"
-# A comparison with "cuda" -> one with the accelerator (never true on the CPU).
-COMPARISONS = {
-    cst.Equal: '({subject} == {device}.type != "cpu")',
-    cst.NotEqual: '({subject} != {device}.type or {device}.type == "cpu")',
-    cst.In: '({device}.type != "cpu" and {device}.type in {subject})',
-    cst.NotIn: '({device}.type == "cpu" or {device}.type not in {subject})',
-}
-# Where only an accelerator gets, the device binding is one: a plain comparison
-# (one link, as the original: it needs no parentheses of its own).
-ACCELERATOR_COMPARISONS = {
-    cst.Equal: "{subject} == {device}.type",
-    cst.NotEqual: "{subject} != {device}.type",
-    cst.In: "{device}.type in {subject}",
-    cst.NotIn: "{device}.type not in {subject}",
-}
 INDEX = "an int device index means that CUDA device (and raises without one)"
 MESSAGE = (
     'hard-coded "cuda" in a message (only printed or logged): left as it is; '
@@ -234,24 +219,26 @@ class DeviceStrings(AcceleratedBranches, Pass):
         self.device_types.add(node)
         return node
 
-    def _replacement(self, original: Literal, kind: Kind) -> cst.BaseExpression:
+    def _replacement(
+        self, original: Literal, updated: Literal, kind: Kind
+    ) -> cst.BaseExpression:
         literal = device_literal(original)
         if literal == "cuda":
             if kind in (Kind.OBJECT, Kind.LOCATION):
                 return self.device()
             return self._string_type()
-        index = location_index(original) if kind is Kind.LOCATION else None
+        index = location_index(updated) if kind is Kind.LOCATION else None
         if index is not None:
             return self.expr(self._indexed_device(), index=index)
         # "cuda:N" / f"cuda:{i}" -> f"{DEVICE().type}:N" / f"{DEVICE().type}:{i}"
         if isinstance(original, cst.SimpleString):
             quote = original.quote
             rest = [cst.FormattedStringText(literal[len("cuda") :])]
-        else:
+        else:  # the fields as the other passes left them
             quote = original.start[len(original.prefix) :]
-            first = original.parts[0]
+            first = updated.parts[0]  # type: ignore[union-attr]
             rest = [first.with_changes(value=first.value[len("cuda") :])]  # type: ignore[union-attr]
-            rest += list(original.parts[1:])
+            rest += list(updated.parts[1:])  # type: ignore[union-attr]
         head = cst.FormattedStringExpression(self.device_type())
         return cst.FormattedString(parts=[head, *rest], start="f" + quote, end=quote)
 
@@ -270,7 +257,7 @@ class DeviceStrings(AcceleratedBranches, Pass):
             self.report(original, "TP109")
             return updated
         if self.record_and_decide(original, code):
-            return self._replacement(original, kind)
+            return self._replacement(original, updated, kind)
         return updated
 
     def _is_template(self, node: cst.CSTNode) -> bool:
@@ -371,14 +358,32 @@ class DeviceStrings(AcceleratedBranches, Pass):
             original_node.func.value
         ):
             return self._format_call(original_node, updated_node)
+        if self.callee(original_node) != "torch.device":
+            return updated_node
         # torch.device(DEVICE().type) -> DEVICE()
         if (
             len(updated_node.args) == 1
             and updated_node.args[0].value in self.device_types
-            and self.callee(original_node) == "torch.device"
         ):
             return self.device()
+        # torch.device("cuda", i) and torch.device("cuda:0"): an index of the device,
+        # and the CPU itself without one (torch.device("cpu", 0) is not the CPU's).
+        index = self._index_of(original_node, updated_node)
+        if index is not None:
+            return self.expr(self._indexed_device(), index=index)
         return updated_node
+
+    def _index_of(self, original: cst.Call, updated: cst.Call):
+        args = updated.args
+        if any(a.keyword is not None or a.star for a in args):
+            return None
+        if len(args) == 2 and args[0].value in self.device_types:
+            return args[1].value
+        if len(args) == 1 and (device_literal(original.args[0].value) or "").startswith(
+            "cuda:"
+        ):
+            return written_index(args[0].value)
+        return None
 
     def leave_Comparison(self, original_node, updated_node):
         if self.kinds.get(original_node, (None,))[0] is not Kind.STRING:

@@ -25,7 +25,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import Pass, attribute_name, walk
-from codemod.passes.guards import is_cuda_test
+from codemod.passes.guards import and_operands, is_cuda_test
 from codemod.rules.tensor_types import RULES
 
 TENSOR_TYPES = catalog.TENSOR_TYPES
@@ -87,6 +87,12 @@ class TensorTypes(Pass):
         self.statements: Set[cst.CSTNode] = set()  # calls that are a line of their own
         self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE().type == "cuda"`
         self.defaults: Dict[cst.CSTNode, str] = {}  # set_default_tensor_type -> dtype
+        # Type tests an assertion checks: the tensor is where the program computes
+        # (the CPU too), as `assert x.is_cuda` becomes.
+        self.asserted: Set[cst.CSTNode] = set()
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.asserted.update(and_operands(node.test))
 
     def visit_If(self, node: cst.If) -> None:
         if is_cuda_test(node.test, self.context.device_name):
@@ -265,10 +271,13 @@ class TensorTypes(Pass):
             return updated
         dtype = self._dtype(original.args[1].value)
         x = updated.args[0].value
+        where = "" if original in self.asserted else ' != "cpu"'
         test = self.expr(
             "(isinstance({x}, {torch}.Tensor) and {y}.dtype == {torch}."
             + dtype
-            + ' and {z}.device.type == {device}.type != "cpu")',
+            + " and {z}.device.type == {device}.type"
+            + where
+            + ")",
             x=x,
             y=x.deep_clone(),
             z=x.deep_clone(),

@@ -129,13 +129,18 @@ RULES = (
     Rule(
         "TP404",
         "autocast-gpu-state",
-        "`torch.get_autocast_gpu_dtype()` and `torch.is_autocast_enabled()` ask about "
-        "CUDA only; pass the device type",
+        "`torch.get_autocast_gpu_dtype()`, `torch.is_autocast_enabled()` and their "
+        "setters ask about CUDA only; pass the device type",
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.get_autocast_gpu_dtype()` to "
-        "`torch.get_autocast_dtype(DEVICE().type)` and a `torch.is_autocast_enabled()` "
-        "without arguments to `torch.is_autocast_enabled(DEVICE().type)` (torch 2.4).",
+        "`torch.get_autocast_dtype(DEVICE().type)`, a `torch.is_autocast_enabled()` "
+        "without arguments to `torch.is_autocast_enabled(DEVICE().type)`, and the "
+        "setters alike: `torch.set_autocast_gpu_dtype(dtype)` to "
+        "`torch.set_autocast_dtype(DEVICE().type, dtype)` and a one-argument "
+        "`torch.set_autocast_enabled(flag)` to "
+        "`torch.set_autocast_enabled(DEVICE().type, flag)` (torch 2.4), so that off "
+        "CUDA the getters read what the setters set.",
         why="Without arguments both ask about CUDA autocast (deprecated since torch "
         "2.4), which is never on elsewhere.",
         before=(

@@ -1,0 +1,51 @@
+"""What the device-strings pass writes for a device: an indexed device, and a
+comparison with the accelerator, each in its CPU-guarded form and in the form for
+code only an accelerator reaches (where the guard is already true).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+# On an accelerator the device with that index; on the CPU the CPU itself
+# (`torch.load` cannot restore storages to "cpu:0").
+INDEXED_DEVICE = (
+    '{torch}.device({device}.type, {index}) if {device}.type != "cpu" else {device}'
+)
+# Where only an accelerator gets (`if torch.cuda.is_available():`), without the guard.
+ACCELERATOR_INDEXED_DEVICE = "{torch}.device({device}.type, {index})"
+# A comparison with "cuda" -> one with the accelerator (never true on the CPU).
+COMPARISONS = {
+    cst.Equal: '({subject} == {device}.type != "cpu")',
+    cst.NotEqual: '({subject} != {device}.type or {device}.type == "cpu")',
+    cst.In: '({device}.type != "cpu" and {device}.type in {subject})',
+    cst.NotIn: '({device}.type == "cpu" or {device}.type not in {subject})',
+}
+# Where only an accelerator gets, the device binding is one: a plain comparison
+# (one link, as the original: it needs no parentheses of its own).
+ACCELERATOR_COMPARISONS = {
+    cst.Equal: "{subject} == {device}.type",
+    cst.NotEqual: "{subject} != {device}.type",
+    cst.In: "{device}.type in {subject}",
+    cst.NotIn: "{device}.type not in {subject}",
+}
+
+
+def written_index(literal: cst.BaseExpression):
+    """The index of f"{DEVICE().type}:N" or f"{DEVICE().type}:{i}" as written here."""
+    if not isinstance(literal, cst.FormattedString):
+        return None
+    parts = literal.parts
+    if len(parts) == 2 and isinstance(parts[1], cst.FormattedStringText):
+        digits = parts[1].value[len(":") :]
+        return cst.Integer(digits) if digits.isdigit() else None
+    if (
+        len(parts) == 3
+        and isinstance(parts[1], cst.FormattedStringText)
+        and parts[1].value == ":"
+        and isinstance(parts[2], cst.FormattedStringExpression)
+        and parts[2].conversion is None
+        and parts[2].format_spec is None
+    ):
+        return parts[2].expression
+    return None
