@@ -113,15 +113,14 @@ def _process_source(
 
 # CPython's messages for code that is Python 2.
 _PYTHON2 = re.compile(
-    r"Missing parentheses in call to|multiple exception types must be parenthesized"
-    r"|leading zeros in decimal integer literals"
+    r"Missing parentheses in call to|leading zeros in decimal integer literals"
 )
 
 
 def _syntax_message(source: str, error: Exception) -> str:
     """CPython's own message (clearer than the parser's), with the line, and the
     grammars that fail: the interpreter's, and libcst's (which knows newer ones)."""
-    from codemod.rewrite.grammar import INTERPRETER, GrammarError
+    from codemod.rewrite.grammar import INTERPRETER, GrammarError, missing_grammar
 
     grammars = ""
     if not isinstance(error, GrammarError):
@@ -131,7 +130,13 @@ def _syntax_message(source: str, error: Exception) -> str:
             )  # PyCF_ONLY_AST
         except SyntaxError as python_error:
             error = python_error
-            grammars = f" (Python {INTERPRETER} grammar; libcst's parser fails too)"
+            newer = missing_grammar(error.msg or "")
+            grammars = (
+                f" ({newer}; Python {INTERPRETER} does not read it, and libcst's"
+                " parser fails on this file too)"
+                if newer is not None
+                else f" (Python {INTERPRETER} grammar; libcst's parser fails too)"
+            )
         except (ValueError, RecursionError, MemoryError):
             pass
     if isinstance(error, SyntaxError):
