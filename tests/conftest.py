@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -17,3 +20,20 @@ def program_runner():
     runner = ProgramRunner(env)
     yield runner
     runner.close()
+
+
+@pytest.fixture()
+def reachable_tmp():
+    """A fresh folder every user can reach (pytest's own are its owner's only)."""
+    folder = Path(tempfile.mkdtemp(prefix="torchport-test-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        for directory, folders, _ in os.walk(folder):
+            for name in folders:
+                try:
+                    os.chmod(os.path.join(directory, name), 0o755)
+                except OSError:  # a path too long: rmtree removes it by descriptor
+                    pass
+        shutil.rmtree(folder, ignore_errors=True)

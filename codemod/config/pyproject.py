@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from codemod.model.rule import parse_version
 from codemod.model.text import one_line
+from codemod.run.io import open_bounded
 
 
 def toml_library():
@@ -72,7 +73,7 @@ def read_table(pyproject: Path) -> Dict[str, Any]:
     """``[tool.torchport]`` of ``pyproject``, checked key by key."""
     tomllib = toml_library()
     try:
-        with open(pyproject, "rb") as handle:
+        with open_bounded(pyproject) as handle:
             data = tomllib.load(handle)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{pyproject}: cannot read: {one_line(error)}")

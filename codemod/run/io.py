@@ -2,8 +2,8 @@
 
 A file is read only while it is a regular file (never through a symbolic link,
 never blocking on a named pipe), decoded only when its bytes round-trip, and
-replaced only when it is still exactly what was read. Apart from the processing
-so that discovery (``.gitignore`` files) reads with the same care.
+replaced only when it is still exactly what was read. Ignore and configuration
+files are read with the same care, and only up to a size (``read_bounded``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ try:
 except ImportError:  # Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 from codemod.model.text import one_line
 from codemod.run.lifetime import STOP_SIGNALS, block, unblock
@@ -49,17 +49,42 @@ _OPEN_FLAGS = (
 )
 
 
-def read_regular(path: Path, follow: bool = False) -> Tuple[bytes, os.stat_result]:
+def read_regular(
+    path: Union[str, Path], follow: bool = False, limit: Optional[int] = None, **at
+) -> Tuple[bytes, os.stat_result]:
     """The bytes of ``path`` and its stat, only if it is a regular file (not through
-    a symbolic link unless ``follow``). Raises ``NotRegularError`` or ``OSError``."""
+    a symbolic link unless ``follow``), at most ``limit`` bytes of it (``None``: all
+    of it). ``at`` (``dir_fd=``) makes ``path`` relative to an open folder.
+    Raises ``NotRegularError`` or ``OSError``."""
     flags = _OPEN_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else _OPEN_FLAGS
-    fd = os.open(path, flags)
+    fd = os.open(path, flags, **at)
     with open(fd, "rb", closefd=True) as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = FILE_KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
             raise NotRegularError(kind)
-        return handle.read(), info
+        return handle.read() if limit is None else handle.read(limit), info
+
+
+CONFIG_FILE_LIMIT = 16 << 20  # bytes of an ignore or configuration file
+
+
+def read_bounded(path: Union[str, Path], limit: int = CONFIG_FILE_LIMIT) -> bytes:
+    """The bytes of an ignore or configuration file (links followed): never
+    blocking on a named pipe, never reading forever from a device (``/dev/zero``),
+    never more than ``limit`` bytes. Raises ``OSError`` saying why not."""
+    try:
+        data, _ = read_regular(path, follow=True, limit=limit + 1)
+    except NotRegularError as error:
+        raise OSError(errno.EINVAL, f"not a regular file ({error})", str(path))
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+    return data
+
+
+def open_bounded(path: Union[str, Path], limit: int = CONFIG_FILE_LIMIT) -> io.BytesIO:
+    """``read_bounded`` as a binary file object (``with open_bounded(p) as f``)."""
+    return io.BytesIO(read_bounded(path, limit))
 
 
 def read_problem(error: Exception) -> str:
