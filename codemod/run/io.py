@@ -2,8 +2,10 @@
 
 A file is read only while it is a regular file (never through a symbolic link,
 never blocking on a named pipe), decoded only when its bytes round-trip, and
-replaced only when it is still exactly what was read. Ignore and configuration
-files are read with the same care, and only up to a size (``read_bounded``).
+replaced only when it is still exactly what was read, in the folder it was read
+from (``pinned``).
+Ignore and configuration files are read with the same care, and only up to a
+size (``read_bounded``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Optional, Tuple, Union
 
 from codemod.model.text import one_line
 from codemod.run.lifetime import STOP_SIGNALS, block, unblock
+from codemod.run.pinned import Folder, LinkOnTheWay
 
 # What a path is when it is neither a folder nor a regular file.
 FILE_KINDS = {
@@ -66,6 +69,14 @@ def read_regular(
         return handle.read() if limit is None else handle.read(limit), info
 
 
+def read_pinned(path: Union[str, Path]) -> Tuple[bytes, os.stat_result]:
+    """``read_regular`` of a file torchport may rewrite, through its pinned folder
+    (``pinned.Folder``): no link followed on the way, not only at the end.
+    Raises ``LinkOnTheWay`` as well."""
+    with Folder(path) as folder:
+        return read_regular(folder.entry(folder.name), **folder.at())
+
+
 CONFIG_FILE_LIMIT = 16 << 20  # bytes of an ignore or configuration file
 
 
@@ -91,6 +102,8 @@ def read_problem(error: Exception) -> str:
     """Why ``read_regular`` read nothing, as the end of an error line."""
     if isinstance(error, NotRegularError):
         return f"not a regular file ({error}); not read"
+    if isinstance(error, LinkOnTheWay):
+        return f"folder {error} on its path is a symbolic link now; not read"
     if isinstance(error, OSError) and error.errno == errno.ELOOP:
         return "is a symbolic link (not followed); not read"
     return f"cannot read: {os_reason(error)}"
@@ -164,7 +177,8 @@ def decode(data: bytes) -> Tuple[str, str]:
 
 # -- writing ------------------------------------------------------------------------
 class FileChangedError(Exception):
-    pass
+    """The file, or a folder on its path, is no longer what was read; ``str()`` says
+    what changed when it is not the file itself."""
 
 
 class ReadOnlyError(Exception):
@@ -174,6 +188,13 @@ class ReadOnlyError(Exception):
 TEMP_SUFFIX = ".torchport~"  # temporary files: ".<name>.<random>.torchport~"
 TEMP_NAME_CHARS = 40  # of the file's name in the temporary name (names max 255 bytes)
 _WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+_CREATE_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def _identity(info: os.stat_result) -> Tuple[int, int, int, int]:
@@ -181,79 +202,133 @@ def _identity(info: os.stat_result) -> Tuple[int, int, int, int]:
 
 
 def write_atomic(
-    path: Path, data: bytes, original: bytes, before: os.stat_result
+    path: Path,
+    data: bytes,
+    original: bytes,
+    before: os.stat_result,
+    folder: Optional[Folder] = None,
 ) -> None:
     """Replace ``path`` with ``data`` atomically, keeping mode and owner.
 
-    The new bytes go to a temporary file beside the original, are flushed to disk,
-    then renamed over it. Right before the rename the file must still be the one
-    read (same device, inode, size, mtime and bytes, not a symbolic link), else it
-    is not replaced (``FileChangedError``); an advisory lock on it keeps two
-    torchport runs from both replacing it. A read-only file or folder (no write
-    bit) is never written, even by root.
-    SIGINT and SIGTERM wait until the temporary file is renamed or removed; after
-    SIGKILL a ``.<name>.XXXX.torchport~`` file may be left, never a ``.py``.
+    Everything happens relative to ``folder``, the file's folder pinned when it was
+    read (``pinned.Folder``; opened here when not given). The new bytes go to a
+    temporary file beside the original, are flushed to disk, get the original's
+    mode (and owner, as root), then are renamed over it. Right before the rename the file
+    must still be the one read (same device, inode, size, mtime and bytes, not a
+    symbolic link) and its folder still at its path, else it is not replaced
+    (``FileChangedError``); an advisory lock on it keeps two torchport runs from
+    both replacing it. A read-only file or folder (no write bit) is never written,
+    even by root (``ReadOnlyError``).
+    SIGINT and SIGTERM wait until the temporary file is renamed or removed;
+    after SIGKILL a ``.<name>.XXXX.torchport~`` file may be left, never a ``.py``.
     """
     if not before.st_mode & _WRITE_BITS:
         raise ReadOnlyError("file")
-    folder = os.path.dirname(path) or "."
-    if not os.stat(folder).st_mode & _WRITE_BITS:
-        raise ReadOnlyError("folder")
-    blocked = block(STOP_SIGNALS)
-    try:
-        import tempfile  # only when a file is written
-
-        fd, temp = tempfile.mkstemp(
-            prefix=f".{path.name[:TEMP_NAME_CHARS]}.", suffix=TEMP_SUFFIX, dir=folder
-        )
+    owned = folder is None
+    if folder is None:
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temp, stat.S_IMODE(before.st_mode))
-            if hasattr(os, "chown") and os.geteuid() == 0:
+            folder = Folder(path)
+        except LinkOnTheWay as error:
+            raise FileChangedError(
+                f"folder {error} on its path is a symbolic link now"
+            ) from None
+    try:
+        _check_folder(folder)
+        try:
+            source = os.open(folder.entry(folder.name), _OPEN_FLAGS, **folder.at())
+        except OSError:  # gone, or swapped for a symbolic link
+            raise FileChangedError() from None
+        try:
+            _lock(source)
+            blocked = block(STOP_SIGNALS)
+            try:
+                _write_beside(folder, source, data, original, before)
+            finally:
+                unblock(blocked)
+        finally:
+            os.close(source)  # releases the lock
+    finally:
+        if owned:
+            folder.close()
+
+
+def _check_folder(folder: Folder) -> None:
+    if not folder.stat().st_mode & _WRITE_BITS:
+        raise ReadOnlyError("folder")
+
+
+def _lock(fd: int) -> None:
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # another torchport run is replacing it right now
+            raise FileChangedError() from None
+
+
+def _write_beside(
+    folder: Folder, source: int, data: bytes, original: bytes, before: os.stat_result
+) -> None:
+    """The temporary file, written and renamed over the original, or removed."""
+    temp, fd = _create_temp(folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+            os.fchmod(handle.fileno(), stat.S_IMODE(before.st_mode))
+            if hasattr(os, "fchown") and os.geteuid() == 0:
                 try:
-                    os.chown(temp, before.st_uid, before.st_gid)
+                    os.fchown(handle.fileno(), before.st_uid, before.st_gid)
                 except OSError:
                     pass
-            _replace_if_unchanged(temp, path, original, before)
-        except BaseException:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
-            raise
-    finally:
-        unblock(blocked)
+        _replace_if_unchanged(folder, source, temp, original, before)
+    except BaseException:
+        try:
+            os.unlink(folder.entry(temp), **folder.at())
+        except OSError:
+            pass
+        raise
+
+
+def _create_temp(folder: Folder) -> Tuple[str, int]:
+    import secrets  # only when a file is written
+
+    prefix = f".{folder.name[:TEMP_NAME_CHARS]}."
+    while True:
+        name = prefix + secrets.token_hex(4) + TEMP_SUFFIX
+        try:
+            return name, os.open(
+                folder.entry(name), _CREATE_FLAGS, 0o600, **folder.at()
+            )
+        except FileExistsError:
+            continue
 
 
 def _replace_if_unchanged(
-    temp: str, path: Path, original: bytes, before: os.stat_result
+    folder: Folder, source: int, temp: str, original: bytes, before: os.stat_result
 ) -> None:
-    """Rename ``temp`` over ``path`` if ``path`` is still what was read.
+    """Rename ``temp`` over the file if it is still what was read (``source`` is
+    open on it, locked) and its folder is still where it was.
 
     What remains is the time between the last ``lstat`` and the rename (a few
     microseconds; scripts/concurrent_edits.py measures it): a write by a program
     that takes no lock landing then is lost.
     """
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError:  # gone, or swapped for a symbolic link
-        raise FileChangedError() from None
-    try:
-        if fcntl is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:  # another torchport run is replacing it right now
-                raise FileChangedError() from None
-        if _identity(os.fstat(fd)) != _identity(before):
+    if _identity(os.fstat(source)) != _identity(before):
+        raise FileChangedError()
+    with open(source, "rb", closefd=False) as handle:
+        handle.seek(0)
+        if handle.read() != original:
             raise FileChangedError()
-        with open(fd, "rb", closefd=False) as handle:
-            if handle.read() != original:
-                raise FileChangedError()
-        if _identity(os.lstat(path)) != _identity(before):
-            raise FileChangedError()
-        os.replace(temp, path)
-    finally:
-        os.close(fd)  # releases the lock
+    if not folder.still_there():
+        raise FileChangedError(
+            f"folder {folder.path} on its path was moved or replaced while torchport"
+            " was running"
+        )
+    name = folder.entry(folder.name)
+    if _identity(os.lstat(name, **folder.at())) != _identity(before):
+        raise FileChangedError()
+    if folder.fd is None:
+        os.replace(folder.entry(temp), name)
+    else:
+        os.replace(temp, folder.name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)

@@ -14,9 +14,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-from codemod.run.io import NotRegularError, read_problem, read_regular
+from codemod.run.files import found
+from codemod.run.io import NotRegularError, read_pinned, read_problem
 from codemod.run.job import FileResult, Job
 from codemod.run.lifetime import STOP_SIGNALS, bind_to_parent, block, unblock
+from codemod.run.pinned import LinkOnTheWay, real_path
 from codemod.run.prefilter import needs_parsing
 
 if TYPE_CHECKING:
@@ -32,12 +34,15 @@ def run(
     An interrupt (KeyboardInterrupt, SystemExit) stops the workers before it
     propagates; a file is then either untouched or completely rewritten.
     """
+    # Where each file is, settled now: a folder swapped for a link later is not
+    # followed (the command line's files carry where discovery found them).
+    files = [p if hasattr(p, "real") else found(p, real_path(p)) for p in files]
     results: List[Optional[FileResult]] = [None] * len(files)
     todo: List[int] = []
     for index, path in enumerate(files):
         try:
-            data, _ = read_regular(path)
-        except (OSError, NotRegularError) as error:
+            data, _ = read_pinned(path)
+        except (OSError, NotRegularError, LinkOnTheWay) as error:
             results[index] = FileResult(
                 str(path), error=f"{path}: {read_problem(error)}"
             )

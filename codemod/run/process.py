@@ -23,6 +23,7 @@ from codemod.run.io import (
     read_regular,
     write_atomic,
 )
+from codemod.run.pinned import Folder, LinkOnTheWay
 from codemod.run.job import DIFF, WRITE, FileResult, Job
 from codemod.run.prefilter import needs_parsing
 
@@ -161,21 +162,31 @@ def _process_file(path: Path, display: str, job: Job) -> FileResult:
     if job.per_file is not None:
         job = replace(job, options=job.per_file(path))
     try:
-        data, before = read_regular(path)
-    except (OSError, NotRegularError) as error:
+        folder = Folder(path)  # pinned from read to rename: no link on the way
+    except (OSError, LinkOnTheWay) as error:
         return FileResult(display, error=f"{display}: {read_problem(error)}")
-    result = process_source(display, data, job, path)
-    if result.changed and job.mode == WRITE and result.error is None:
+    with folder:
         try:
-            write_atomic(path, result.output, data, before)
-            result.written = True
-        except FileChangedError:
-            result.error = (
-                f"{display}: changed while torchport was running; not written"
-            )
-        except ReadOnlyError as error:
-            result.error = f"{display}: read-only {error}; not written"
-        except OSError as error:
-            result.error = f"{display}: cannot write: {os_reason(error)}"
+            data, before = read_regular(folder.entry(folder.name), **folder.at())
+        except (OSError, NotRegularError) as error:
+            return FileResult(display, error=f"{display}: {read_problem(error)}")
+        result = process_source(display, data, job, path)
+        if result.changed and job.mode == WRITE and result.error is None:
+            result.error = _write(path, display, result.output, data, before, folder)
+            result.written = result.error is None
     result.output = None  # do not ship file contents back to the parent
     return result
+
+
+def _write(path, display, output, data, before, folder) -> Optional[str]:
+    """Write ``output`` over the file; the error line, or None once written."""
+    try:
+        write_atomic(path, output, data, before, folder)
+    except FileChangedError as error:
+        what = str(error) or "changed while torchport was running"
+        return f"{display}: {what}; not written"
+    except ReadOnlyError as error:
+        return f"{display}: read-only {error}; not written"
+    except OSError as error:
+        return f"{display}: cannot write: {os_reason(error)}"
+    return None
