@@ -69,3 +69,17 @@ def test_duplicate_keys_are_one_error_line_and_the_notebook_is_untouched(
     ]
     assert ".to(DEVICE)" in (tmp_path / "ok.ipynb").read_text()  # the rest processed
 
+
+def test_a_cell_nested_too_deep_is_refused_before_it_is_parsed(tmp_path):
+    # libcst's parser would overflow its stack on it (a crash, not an error)
+    deep = "x = " + "(" * 1300 + "torch.ones(2).cuda()" + ")" * 1300 + "\n"
+    cells = [dict(CUDA_CELL), dict(CUDA_CELL, source=deep)]
+    text = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4})
+    (tmp_path / "deep.ipynb").write_text(text)
+    proc = run_cli(["deep.ipynb"], cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert error_lines(proc.stderr) == [
+        "deep.ipynb:cell 2: cannot parse: brackets nested more than 200 deep on"
+        " line 1 (Python's limit); not parsed; notebook left untouched"
+    ]
+    assert (tmp_path / "deep.ipynb").read_text() == text

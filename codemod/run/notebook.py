@@ -29,6 +29,7 @@ from typing import Dict, List, Optional, Tuple
 from codemod.rewrite import grammar
 from codemod.rewrite.linediff import unified_diff
 from codemod.run.job import DIFF, WRITE, FileResult, Job
+from codemod.run.limits import nesting_problem
 from codemod.run.notebook_json import (
     DuplicateKeyError,
     source_spans,
@@ -217,11 +218,18 @@ def _code_cells(cells: list):
                     )
                 )
             continue
+        problem = nesting_problem(text)  # before a parser recurses
+        if problem is not None:
+            errors.append(f"cell {index + 1}: cannot parse: {problem}")
+            continue
         masked, masks = _mask(text)
         try:
             grammar.parse(masked)
         except (SyntaxError, ValueError) as error:
             errors.append(f"cell {index + 1}: cannot parse: {_one_line(error)}")
+            continue
+        except (RecursionError, MemoryError):
+            errors.append(f"cell {index + 1}: cannot parse: nesting too deep")
             continue
         found.append(_Cell(index, text, masked, masks, magic))
     return found, errors, skipped

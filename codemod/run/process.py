@@ -25,6 +25,7 @@ from codemod.run.io import (
 )
 from codemod.run.pinned import Folder, LinkOnTheWay
 from codemod.run.job import DIFF, WRITE, FileResult, Job
+from codemod.run.limits import nesting_problem
 from codemod.run.prefilter import needs_parsing
 
 
@@ -40,8 +41,20 @@ def process_source(
         return _process_source(display, data, job, path)
     except RecursionError:
         return FileResult(display, error=f"{display}: cannot parse: nesting too deep")
+    except MemoryError:  # CPython's parser on deep nesting it has no limit for
+        return FileResult(display, error=f"{display}: {OUT_OF_MEMORY}")
     except Exception as error:  # a bug in torchport must cost one file, not the run
         return FileResult(display, error=_internal_error(display, error))
+
+
+OUT_OF_MEMORY = "cannot parse: nested too deep or too large (out of memory)"
+
+
+def too_much(source: str) -> Optional[str]:
+    """Why ``source`` exceeds the bounds in ``limits``, if it does (the end of an
+    error line)."""
+    problem = nesting_problem(source)
+    return None if problem is None else f"cannot parse: {problem}"
 
 
 def _internal_error(display: str, error: BaseException) -> str:
@@ -65,6 +78,10 @@ def _process_source(
         source, encoding = decode(data)
     except UnicodeError as error:
         result.error = f"{display}: cannot decode: {error}"
+        return result
+    problem = too_much(source)
+    if problem is not None:  # before any parser recurses
+        result.error = f"{display}: {problem}"
         return result
     import libcst as cst
 
@@ -91,6 +108,9 @@ def _process_source(
         return result
     except RecursionError:
         result.error = f"{display}: cannot parse: nesting too deep"
+        return result
+    except MemoryError:
+        result.error = f"{display}: {OUT_OF_MEMORY}"
         return result
     except RoundTripError as error:
         result.error = f"{display}: cannot rewrite: {error}; file left untouched"
