@@ -3,7 +3,7 @@
 A file is read only while it is a regular file (never through a symbolic link,
 never blocking on a named pipe), decoded only when its bytes round-trip, and
 replaced only when it is still exactly what was read, in the folder it was read
-from (``pinned``).
+from (``pinned``), with its owner, extended attributes and mode (``keep``).
 Ignore and configuration files are read with the same care, and only up to a
 size (``read_bounded``).
 """
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Optional, Tuple, Union
 
 from codemod.model.text import one_line
+from codemod.run.keep import keep
 from codemod.run.lifetime import STOP_SIGNALS, block, unblock
 from codemod.run.pinned import Folder, LinkOnTheWay
 
@@ -208,12 +209,13 @@ def write_atomic(
     before: os.stat_result,
     folder: Optional[Folder] = None,
 ) -> None:
-    """Replace ``path`` with ``data`` atomically, keeping mode and owner.
+    """Replace ``path`` with ``data`` atomically, keeping owner, extended attributes
+    (ACLs) and mode.
 
     Everything happens relative to ``folder``, the file's folder pinned when it was
     read (``pinned.Folder``; opened here when not given). The new bytes go to a
     temporary file beside the original, are flushed to disk, get the original's
-    mode (and owner, as root), then are renamed over it. Right before the rename the file
+    metadata (``keep``), then are renamed over it. Right before the rename the file
     must still be the one read (same device, inode, size, mtime and bytes, not a
     symbolic link) and its folder still at its path, else it is not replaced
     (``FileChangedError``); an advisory lock on it keeps two torchport runs from
@@ -275,12 +277,7 @@ def _write_beside(
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-            os.fchmod(handle.fileno(), stat.S_IMODE(before.st_mode))
-            if hasattr(os, "fchown") and os.geteuid() == 0:
-                try:
-                    os.fchown(handle.fileno(), before.st_uid, before.st_gid)
-                except OSError:
-                    pass
+            keep(source, handle.fileno(), before)
         _replace_if_unchanged(folder, source, temp, original, before)
     except BaseException:
         try:

@@ -23,6 +23,7 @@ from codemod.run.io import (
     read_regular,
     write_atomic,
 )
+from codemod.run.keep import MetadataError
 from codemod.run.pinned import Folder, LinkOnTheWay
 from codemod.run.job import DIFF, WRITE, FileResult, Job
 from codemod.run.limits import nesting_problem
@@ -207,6 +208,8 @@ def _write(path, display, output, data, before, folder) -> Optional[str]:
         return f"{display}: {what}; not written"
     except ReadOnlyError as error:
         return f"{display}: read-only {error}; not written"
+    except MetadataError as error:
+        return f"{display}: {error}; not written"
     except OSError as error:
         return f"{display}: cannot write: {os_reason(error)}"
     return None
