@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional, Tuple, Union
 
 from codemod.model.text import one_line
-from codemod.run.keep import keep
+from codemod.run.keep import forbidding_flags, keep
 from codemod.run.lifetime import STOP_SIGNALS, block, unblock
 from codemod.run.pinned import Folder, LinkOnTheWay
 
@@ -183,7 +183,7 @@ class FileChangedError(Exception):
 
 
 class ReadOnlyError(Exception):
-    """``str(error)`` says what is read-only: "file" or "folder"."""
+    """``str(error)`` says what is read-only: "file" or "folder", and why."""
 
 
 TEMP_SUFFIX = ".torchport~"  # temporary files: ".<name>.<random>.torchport~"
@@ -219,9 +219,9 @@ def write_atomic(
     must still be the one read (same device, inode, size, mtime and bytes, not a
     symbolic link) and its folder still at its path, else it is not replaced
     (``FileChangedError``); an advisory lock on it keeps two torchport runs from
-    both replacing it. A read-only file or folder (no write bit) is never written,
-    even by root (``ReadOnlyError``).
-    SIGINT and SIGTERM wait until the temporary file is renamed or removed;
+    both replacing it. A read-only, append-only or immutable file or folder is
+    never written, even by root (``ReadOnlyError``).
+    SIGINT, SIGTERM and SIGHUP wait until the temporary file is renamed or removed;
     after SIGKILL a ``.<name>.XXXX.torchport~`` file may be left, never a ``.py``.
     """
     if not before.st_mode & _WRITE_BITS:
@@ -242,6 +242,9 @@ def write_atomic(
             raise FileChangedError() from None
         try:
             _lock(source)
+            flags = forbidding_flags(source)
+            if flags is not None:
+                raise ReadOnlyError(f"file ({flags})")
             blocked = block(STOP_SIGNALS)
             try:
                 _write_beside(folder, source, data, original, before)
@@ -257,6 +260,18 @@ def write_atomic(
 def _check_folder(folder: Folder) -> None:
     if not folder.stat().st_mode & _WRITE_BITS:
         raise ReadOnlyError("folder")
+    if folder.fd is None:
+        return
+    try:  # flags are read through a descriptor that can read the folder
+        fd = os.open(".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), dir_fd=folder.fd)
+    except OSError:  # not readable: the rename says what is wrong, if anything
+        return
+    try:
+        flags = forbidding_flags(fd)
+    finally:
+        os.close(fd)
+    if flags is not None:  # its temporary file could be neither renamed nor removed
+        raise ReadOnlyError(f"folder ({flags})")
 
 
 def _lock(fd: int) -> None:

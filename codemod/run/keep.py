@@ -1,6 +1,8 @@
 """What a rewritten file keeps of the one it replaces besides its bytes: owner and
 group, extended attributes (POSIX ACLs among them), and mode, set in that order on
-the new file before it is renamed over the old one.
+the new file before it is renamed over the old one; and the file-system flags
+(``chattr +a`` / ``+i``) that forbid the replacement, checked before anything is
+written.
 
 The order matters: ``chown`` clears setuid and setgid (and file capabilities), so
 the owner comes first and the mode last; an ACL is an extended attribute whose
@@ -12,13 +14,39 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import List
+import sys
+from typing import List, Optional
 
+# From <linux/fs.h>: FS_IOC_GETFLAGS, and the flags that forbid renaming over a
+# file (immutable) or removing an entry of a folder (append-only, immutable).
+_FS_IOC_GETFLAGS = 0x80086601
+_FS_IMMUTABLE_FL = 0x10
+_FS_APPEND_FL = 0x20
 _UNSUPPORTED = {errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOTTY, errno.EINVAL}
 
 
 class MetadataError(Exception):
     """The new file cannot get what the old one had; ``str()`` says what."""
+
+
+def forbidding_flags(fd: int) -> Optional[str]:
+    """The flag of the file or folder open as ``fd`` (not an ``O_PATH`` descriptor)
+    that forbids replacing it: "append-only: chattr +a" or "immutable: chattr +i";
+    None for neither, or where flags cannot be read."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import fcntl
+
+    try:
+        raw = fcntl.ioctl(fd, _FS_IOC_GETFLAGS, bytes(8))
+    except OSError:
+        return None
+    flags = int.from_bytes(raw[:4], sys.byteorder)
+    if flags & _FS_IMMUTABLE_FL:
+        return "immutable: chattr +i"
+    if flags & _FS_APPEND_FL:
+        return "append-only: chattr +a"
+    return None
 
 
 def keep(source_fd: int, target_fd: int, before: os.stat_result) -> None:
