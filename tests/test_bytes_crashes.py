@@ -65,6 +65,17 @@ def test_other_deep_shapes_are_one_line(source):
     assert result.error.startswith("deep.py: cannot parse: ")
 
 
+def test_the_same_shapes_over_the_bound_are_refused_by_size():
+    source = "import torch\nx = " + "-" * 100_000 + "torch.ones(2).cuda()\n"
+    result = process.process_source(
+        "deep.py", source.encode(), Job(WRITE, Options(), False)
+    )
+    assert result.error == (
+        "deep.py: cannot rewrite: the statement on line 2 is 100,025 characters;"
+        " torchport rewrites statements of up to 100,000; file left untouched"
+    )
+
+
 def test_brackets_in_strings_and_comments_do_not_count():
     text = (
         "import torch\n"

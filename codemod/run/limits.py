@@ -5,10 +5,16 @@
   libcst see the file. libcst's native parser recurses once per bracket and
   overflows its stack at about 1,300 (a segmentation fault, not an exception);
   ``ast`` fails on such code too, so no program that runs is refused.
+- **Statement size**: a logical line (a statement, or a compound statement's
+  header, with the lines its brackets join) that can hold a site and is longer
+  than ``MAX_STATEMENT_CHARS`` is refused: libcst and the passes need about 1.3 MB
+  of memory and 40 ms per kilobyte of one statement (``scripts/long_lines.py``),
+  so a 10 MB statement would take 13 GB and seven minutes.
 
-Found by a scan of the text that skips strings and comments, in linear time and
-without building a tree. One line (``path: cannot parse: ...``); the file is left
-as it was and the other files are processed.
+Both are found by one scan of the text that skips strings and comments, in linear
+time and without building a tree (``ast`` would take 1.5 GB to read a 10 MB
+statement). Both are one line (``path: cannot parse: ...`` / ``path: cannot
+rewrite: ...``); the file is left as it was and the other files are processed.
 """
 
 from __future__ import annotations
@@ -17,7 +23,10 @@ import re
 from itertools import accumulate
 from typing import Iterator, Optional, Tuple
 
+from codemod.run.prefilter import PREFILTER
+
 MAX_BRACKET_DEPTH = 200  # CPython's MAXLEVEL
+MAX_STATEMENT_CHARS = 100_000
 
 # What the scan stops at: a comment, or the start of a string (its prefix, quote).
 _NEXT = re.compile(r"""#|(?:(?<![\w])([rRbBuUfFtT]{1,2}))?('''|\"\"\"|'|")""")
@@ -31,6 +40,8 @@ _BRACKETS_ONLY = str.maketrans(
     "", "", "".join(chr(c) for c in range(128) if chr(c) not in "()[]{}")
 )
 _STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+# In code: a bracket, a line continuation, or the end of a line.
+_BREAK = re.compile(r"[()\[\]{}]|\\\r?\n|\n")
 
 CODE, STRING, FIELDS = "code", "string", "fields"  # FIELDS: an f- or t-string
 
@@ -99,3 +110,42 @@ def _through(code: str, depth: int):
                 break
     return levels[-1], deepest, at
 
+
+def statement_problem(text: str) -> Optional[str]:
+    """Why ``text`` must not be rewritten for the size of one of its logical lines
+    whose text can hold a site (``prefilter``), if it must not. Every text is
+    scanned, whatever its size: the work stays proportional to it."""
+    for start, end in _long_logical_lines(text):
+        statement = text[start:end]
+        if not PREFILTER.matches(statement.encode("utf-8", "surrogatepass")):
+            continue
+        first = text.count("\n", 0, start) + 1
+        last = first + statement.rstrip("\n").count("\n")
+        span = f"line {first}" if first == last else f"lines {first}-{last}"
+        return (
+            f"the statement on {span} is {end - start:,} characters; torchport"
+            f" rewrites statements of up to {MAX_STATEMENT_CHARS:,}; file left"
+            " untouched"
+        )
+    return None
+
+
+def _long_logical_lines(text: str) -> Iterator[Tuple[int, int]]:
+    """(start, end) of each logical line of ``text`` longer than the bound: lines
+    end at a newline outside brackets, strings and comments, not after a ``\\``."""
+    start, depth = 0, 0
+    for piece_start, piece_end, kind in _pieces(text):
+        if kind != CODE:
+            continue
+        for found in _BREAK.finditer(text, piece_start, piece_end):
+            char = found.group()
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth = max(depth - 1, 0)
+            elif char == "\n" and depth == 0:
+                if found.end() - start > MAX_STATEMENT_CHARS:
+                    yield start, found.end()
+                start = found.end()
+    if len(text) - start > MAX_STATEMENT_CHARS:
+        yield start, len(text)

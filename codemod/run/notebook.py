@@ -29,7 +29,7 @@ from typing import Dict, List, Optional, Tuple
 from codemod.rewrite import grammar
 from codemod.rewrite.linediff import unified_diff
 from codemod.run.job import DIFF, WRITE, FileResult, Job
-from codemod.run.limits import nesting_problem
+from codemod.run.limits import nesting_problem, statement_problem
 from codemod.run.notebook_json import (
     DuplicateKeyError,
     source_spans,
@@ -230,6 +230,10 @@ def _code_cells(cells: list):
             continue
         except (RecursionError, MemoryError):
             errors.append(f"cell {index + 1}: cannot parse: nesting too deep")
+            continue
+        problem = statement_problem(masked)
+        if problem is not None:
+            errors.append(f"cell {index + 1}: cannot rewrite: {problem}")
             continue
         found.append(_Cell(index, text, masked, masks, magic))
     return found, errors, skipped

@@ -26,7 +26,7 @@ from codemod.run.io import (
 from codemod.run.keep import MetadataError
 from codemod.run.pinned import Folder, LinkOnTheWay
 from codemod.run.job import DIFF, WRITE, FileResult, Job
-from codemod.run.limits import nesting_problem
+from codemod.run.limits import nesting_problem, statement_problem
 from codemod.run.prefilter import needs_parsing
 
 
@@ -55,7 +55,10 @@ def too_much(source: str) -> Optional[str]:
     """Why ``source`` exceeds the bounds in ``limits``, if it does (the end of an
     error line)."""
     problem = nesting_problem(source)
-    return None if problem is None else f"cannot parse: {problem}"
+    if problem is not None:
+        return f"cannot parse: {problem}"
+    problem = statement_problem(source)
+    return None if problem is None else f"cannot rewrite: {problem}"
 
 
 def _internal_error(display: str, error: BaseException) -> str:
@@ -81,7 +84,7 @@ def _process_source(
         result.error = f"{display}: cannot decode: {error}"
         return result
     problem = too_much(source)
-    if problem is not None:  # before any parser recurses
+    if problem is not None:  # before any parser recurses or grows without bound
         result.error = f"{display}: {problem}"
         return result
     import libcst as cst
