@@ -49,7 +49,7 @@ def declared_torch(root: Path) -> Optional[Tuple[TorchVersion, str]]:
     for path, read in sources:
         try:
             requirements = read(path) if path.is_file() else []
-        except (OSError, ValueError, SyntaxError):
+        except (OSError, ValueError, SyntaxError, RecursionError, MemoryError):
             continue  # an unreadable file declares nothing; the next source may
         floors = [v for v in map(torch_floor, requirements) if v is not None]
         if floors:
