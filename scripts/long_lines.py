@@ -3,7 +3,8 @@
 
 Usage::
 
-    python scripts/long_lines.py [--sizes 30000,120000,1200000] [--torchport CMD]
+    python scripts/long_lines.py [--sizes 20000,40000,80000] [--over 1200000]
+                                 [--torchport CMD]
 
 For each size, a file ``import torch`` / ``x = torch.tensor([0, 1, 2, ...]).cuda()``
 whose second statement is one line of about that many bytes (generated code, a
@@ -11,7 +12,11 @@ notebook exported to ``.py``) is rewritten in place by the command line, with an
 without ``--no-format``, each in a fresh wrapper process. Printed per run: wall
 time, CPU time (user + system, of torchport and its workers: the machine may be
 shared) and peak RSS (``getrusage(RUSAGE_CHILDREN)``), and CPU time per megabyte,
-which stays flat when the cost is linear in the size.
+which stays flat when the cost is linear in the size; then the ratio of the
+largest size's CPU time per megabyte to the smallest's (1.0 is linear).
+
+``--over`` is a size above torchport's bound on one statement (100,000 characters,
+``codemod/run/limits.py``): that file is refused on one line, at once ("refused").
 """
 
 from __future__ import annotations
@@ -63,35 +68,49 @@ def measure(command, path: Path, flags):
     return json.loads(proc.stdout)
 
 
+def torchport_command(given) -> list:
+    """The command that runs torchport: ``--torchport``'s, else this checkout's."""
+    return shlex.split(given) if given else [sys.executable, "-m", "codemod"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="30000,120000,1200000")
+    parser.add_argument("--sizes", default="20000,40000,80000")
+    parser.add_argument("--over", default="1200000", help="a size over the bound")
     parser.add_argument("--torchport", help="command (default: python -m codemod)")
     args = parser.parse_args()
-    command = (
-        shlex.split(args.torchport)
-        if args.torchport
-        else [sys.executable, "-m", "codemod"]
-    )
+    command = torchport_command(args.torchport)
     print(
         f"{'line bytes':>10}  {'flags':<12} {'wall s':>7} {'cpu s':>7}"
         f" {'cpu s/MB':>8} {'peak MiB':>8}  result"
     )
+    sizes = [int(s) for s in args.sizes.split(",")]
+    per_mb = {}
     with tempfile.TemporaryDirectory() as folder:
-        for size in (int(s) for s in args.sizes.split(",")):
-            for flags in ([], ["--no-format"]):
+        for flags in ([], ["--no-format"]):
+            for size in sizes + ([int(args.over)] if args.over else []):
                 path = Path(folder) / f"long_{size}.py"
                 long_line_file(path, size)
                 got = measure(command, path, flags)
                 rewritten = ".to(DEVICE())" in path.read_text()
                 result = "rewritten" if rewritten else f"exit {got['code']}"
-                if got["code"] not in (0, 1):
+                if "torchport rewrites statements of up to" in got["stderr"]:
+                    result = "refused (over the bound)"
+                elif got["code"] not in (0, 1):
                     result += ": " + got["stderr"].strip().splitlines()[-1]
+                if size in sizes:
+                    per_mb[(size, tuple(flags))] = got["cpu"] / (size / 1e6)
                 print(
                     f"{size:>10}  {' '.join(flags) or '(format)':<12}"
                     f" {got['wall']:>7.1f} {got['cpu']:>7.1f}"
                     f" {got['cpu'] / (size / 1e6):>8.1f} {got['rss_mib']:>8.0f}  {result}"
                 )
+    for flags in ([], ["--no-format"]):
+        ratio = per_mb[(sizes[-1], tuple(flags))] / per_mb[(sizes[0], tuple(flags))]
+        print(
+            f"{'':>10}  {' '.join(flags) or '(format)':<12} cpu per MB,"
+            f" {sizes[-1]} bytes / {sizes[0]} bytes: {ratio:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture()
+def reachable_tmp():
+    """A fresh folder every user can reach (pytest's own are its owner's only)."""
+    folder = Path(tempfile.mkdtemp(prefix="torchport-test-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        for directory, folders, _ in os.walk(folder):
+            for name in folders:
+                try:
+                    os.chmod(os.path.join(directory, name), 0o755)
+                except OSError:  # a path too long: rmtree removes it by descriptor
+                    pass
+        shutil.rmtree(folder, ignore_errors=True)

@@ -94,8 +94,11 @@ def test_tabs_indentation():
 
 def test_shadowed_import_is_not_resolved():
     source = "import torch\n\n\ndef f(torch):\n    return torch.device('cuda')\n"
-    facts = ModuleFacts.of(ast.parse(source), source)
-    assert "torch" not in facts.imports
+    tree = ast.parse(source)
+    facts = ModuleFacts.of(tree, source)
+    inside = tree.body[1].body[0].value.func  # torch.device, in f
+    assert facts.shadowed == {"torch": [(4, 5)]} and not facts.qualified_name(inside)
+    assert facts.qualified_name(ast.parse("torch.device").body[0].value) is not None
     result = rewrite_source(source, Options())
     assert result.code == source
     assert [d.code for d in result.diagnostics] == ["TP109"]

@@ -159,7 +159,7 @@ def test_edit_just_before_the_rename_is_not_lost(tmp_path, monkeypatch):
     real_lstat = os.lstat
 
     def edit_then_lstat(path, *args, **kwargs):
-        if Path(path) == target and target.read_text() == TEMPLATE:
+        if os.path.basename(path) == target.name and target.read_text() == TEMPLATE:
             with open(target, "r+") as handle:  # in place: same inode
                 handle.write(edited)
             os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 1))

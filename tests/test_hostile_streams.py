@@ -20,8 +20,9 @@ CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"
 LEFT = 'import torch\n\nDEVICES = ["cuda", "cpu"]\nprint(DEVICES)\n'
 # The console script, with Ctrl-C pressed as the module named first is imported:
 # each of those is imported in a phase of a start (the command line, the
-# configuration, the exclude patterns, the rules, the parser, the output), in
-# this process only (a worker reports its own interruption).
+# configuration, the exclude patterns, the rules, the output), in this process
+# only (the parser is imported by the worker, even with -j1, which reports its own
+# interruption).
 INTERRUPTED_AT = """
 import os, sys
 module, marker = sys.argv[1:3]
@@ -61,7 +62,6 @@ def _shell(command: str, cwd) -> subprocess.CompletedProcess:
         "tomllib",
         "pathspec",
         "codemod.rules",
-        "libcst",
         "codemod.output.full",  # the file is rewritten: its report is being shown
     ],
 )

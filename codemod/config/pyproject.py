@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from codemod.model.rule import parse_version
 from codemod.model.text import one_line
+from codemod.run.io import open_bounded, os_reason, read_bounded
 
 
 def toml_library():
@@ -68,14 +69,24 @@ def find_pyproject(paths: Iterable[str]) -> Optional[Path]:
     return None
 
 
-def read_table(pyproject: Path) -> Dict[str, Any]:
-    """``[tool.torchport]`` of ``pyproject``, checked key by key."""
+def load_toml(pyproject: Path) -> Dict[str, Any]:
+    """The whole of ``pyproject``, read bounded (ConfigError, one line, otherwise)."""
     tomllib = toml_library()
     try:
-        with open(pyproject, "rb") as handle:
-            data = tomllib.load(handle)
+        with open_bounded(pyproject) as handle:
+            return tomllib.load(handle)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{pyproject}: cannot read: {one_line(error)}")
+        raise ConfigError(f"{pyproject}: cannot read: {one_line(error)}") from None
+    except (RecursionError, MemoryError):  # the reader recurses once a level
+        raise ConfigError(
+            f"{pyproject}: cannot read: arrays or tables nested too deep for the"
+            " TOML reader"
+        ) from None
+
+
+def read_table(pyproject: Path) -> Dict[str, Any]:
+    """``[tool.torchport]`` of ``pyproject``, checked key by key."""
+    data = load_toml(pyproject)
     tool = data.get("tool", {})
     table = tool.get("torchport", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
@@ -213,9 +224,18 @@ def check_device_import(where: str, statement: str, root: Optional[Path]) -> Non
                 return  # a namespace package or an extension: nothing to read
             continue
         try:
-            tree = ast.parse(found.read_text(encoding="utf-8", errors="replace"))
+            text = read_bounded(found).decode("utf-8", errors="replace")
+        except OSError as error:
+            raise ConfigError(f"{where}: cannot read {found}: {os_reason(error)}")
+        try:
+            tree = ast.parse(text)
         except (SyntaxError, ValueError):
             return  # torchport reports that file itself
+        except (RecursionError, MemoryError):  # CPython's compiler gives up too
+            raise ConfigError(
+                f"{where}: {found} cannot be compiled by Python (nested too deep or"
+                " too large); the rewritten code would fail importing it"
+            ) from None
         if name in _module_names(tree):
             return
         raise ConfigError(f"{where}: {found} does not define {name!r}")

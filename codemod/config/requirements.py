@@ -15,6 +15,7 @@ from typing import List, Optional, Tuple
 
 from codemod.config.pyproject import toml_library
 from codemod.model.rule import TorchVersion, parse_version
+from codemod.run.io import open_bounded, read_bounded
 
 _PROJECT_FILES = ("setup.cfg", "setup.py", "requirements.txt")
 
@@ -48,7 +49,7 @@ def declared_torch(root: Path) -> Optional[Tuple[TorchVersion, str]]:
     for path, read in sources:
         try:
             requirements = read(path) if path.is_file() else []
-        except (OSError, ValueError, SyntaxError):
+        except (OSError, ValueError, SyntaxError, RecursionError, MemoryError):
             continue  # an unreadable file declares nothing; the next source may
         floors = [v for v in map(torch_floor, requirements) if v is not None]
         if floors:
@@ -65,7 +66,7 @@ def _requirements_files(root: Path) -> List[Path]:
 
 
 def _pyproject_requirements(path: Path) -> List[str]:
-    with open(path, "rb") as handle:
+    with open_bounded(path) as handle:
         dependencies = (
             toml_library().load(handle).get("project", {}).get("dependencies", [])
         )
@@ -77,7 +78,7 @@ def _setup_cfg_requirements(path: Path) -> List[str]:
 
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read(path, encoding="utf-8")
+        parser.read_string(read_bounded(path).decode("utf-8"), str(path))
         value = parser.get("options", "install_requires", fallback="")
     except configparser.Error as error:
         raise ValueError(str(error)) from None
@@ -89,7 +90,7 @@ def _setup_py_requirements(path: Path) -> List[str]:
     module-level name (``install_requires=REQUIRED``). setup.py is never run."""
     import ast
 
-    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    tree = ast.parse(read_bounded(path).decode("utf-8", errors="replace"))
     assigned = {
         target.id: node.value
         for node in tree.body
@@ -117,7 +118,7 @@ def _setup_py_requirements(path: Path) -> List[str]:
 
 
 def _requirements_txt(path: Path) -> List[str]:
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = read_bounded(path).decode("utf-8", errors="replace").splitlines()
     # Options (-r, -e, --index-url) and comments are not requirements.
     return [
         line.split(" #", 1)[0].strip()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from codemod.config import schema
-from codemod.config.pyproject import ConfigError, read_table, toml_library
+from codemod.config.pyproject import ConfigError, load_toml, read_table
 from codemod.model.text import one_line
 
 PATTERN_KEYS = ("exclude", "extend-exclude")
@@ -40,14 +40,7 @@ def configures_torchport(candidate: Path) -> bool:
 def raw_table(pyproject: Path) -> Optional[Dict[str, Any]]:
     """``[tool.torchport]`` of ``pyproject`` as the TOML parser gives it; None when
     the file has no such table."""
-    tomllib = toml_library()
-    try:
-        with open(pyproject, "rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{pyproject}: cannot read: {one_line(error)}") from None
-    except (RecursionError, MemoryError):
-        raise ConfigError(f"{pyproject}: cannot read: nested too deep") from None
+    data = load_toml(pyproject)
     tool = data.get("tool")
     if not isinstance(tool, dict) or "torchport" not in tool:
         return None

@@ -5,7 +5,11 @@ code only an accelerator reaches (where the guard is already true).
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
+
+from codemod.passes.device_positions import device_literal
 
 # On an accelerator the device with that index; on the CPU the CPU itself
 # (`torch.load` cannot restore storages to "cpu:0").
@@ -48,4 +52,21 @@ def written_index(literal: cst.BaseExpression):
         and parts[2].format_spec is None
     ):
         return parts[2].expression
+    return None
+
+
+def index_of(
+    original: cst.Call, updated: cst.Call, device_types
+) -> Optional[cst.BaseExpression]:
+    """The index of ``torch.device("cuda", i)`` or ``torch.device("cuda:0")`` as the
+    passes left it (``device_types``: the ``DEVICE().type`` they wrote), else None."""
+    args = updated.args
+    if any(a.keyword is not None or a.star for a in args):
+        return None
+    if len(args) == 2 and args[0].value in device_types:
+        return args[1].value
+    if len(args) == 1 and (device_literal(original.args[0].value) or "").startswith(
+        "cuda:"
+    ):
+        return written_index(args[0].value)
     return None

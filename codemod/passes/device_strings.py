@@ -37,9 +37,13 @@ from codemod.passes.device_forms import (
     ACCELERATOR_INDEXED_DEVICE,
     COMPARISONS,
     INDEXED_DEVICE,
-    written_index,
+    index_of,
 )
-from codemod.passes.guards import AcceleratedBranches, is_binding_type
+from codemod.passes.guards import (
+    AcceleratedBranches,
+    is_binding_type,
+    without_guards,
+)
 from codemod.rules.device_strings import RULES
 
 # The replacement field of a str.format template: "{}", "{rank}", "{0}", "{:d}".
@@ -368,22 +372,11 @@ class DeviceStrings(AcceleratedBranches, Pass):
             return self.device()
         # torch.device("cuda", i) and torch.device("cuda:0"): an index of the device,
         # and the CPU itself without one (torch.device("cpu", 0) is not the CPU's).
-        index = self._index_of(original_node, updated_node)
-        if index is not None:
+        index = index_of(original_node, updated_node, self.device_types)
+        if index is not None:  # behind the guard: a guarded index is its first value
+            index = without_guards(index, self.context.device_name)
             return self.expr(self._indexed_device(), index=index)
         return updated_node
-
-    def _index_of(self, original: cst.Call, updated: cst.Call):
-        args = updated.args
-        if any(a.keyword is not None or a.star for a in args):
-            return None
-        if len(args) == 2 and args[0].value in self.device_types:
-            return args[1].value
-        if len(args) == 1 and (device_literal(original.args[0].value) or "").startswith(
-            "cuda:"
-        ):
-            return written_index(args[0].value)
-        return None
 
     def leave_Comparison(self, original_node, updated_node):
         if self.kinds.get(original_node, (None,))[0] is not Kind.STRING:

@@ -1,9 +1,11 @@
 """Which paths a run processes: the walk of the folders given, and every rule that
 leaves a path out (VCS, virtualenv and build folders, ``.gitignore``,
-``.git/info/exclude``, and the ``exclude`` / ``extend-exclude`` globs).
+``.git/info/exclude``, and the ``exclude`` / ``extend-exclude`` globs: ``ignore``).
 
 One home for those rules, so that a folder walk, a file named on the command line
-and a file read from stdin are decided the same way.
+and a file read from stdin are decided the same way. Each file found carries its
+real path (``Found.real``), with no symbolic link on the way: the folders of that
+path are what processing pins (``pinned``).
 """
 
 from __future__ import annotations
@@ -12,9 +14,30 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
-from codemod.run.io import FILE_KINDS, NotRegularError, os_reason, read_regular
+from codemod.run.ignore import (
+    Globs,
+    either,
+    exclude_globs,
+    git_info_exclude,
+    gitignores,
+    ignored,
+    load_gitignore,
+)
+from codemod.run.io import FILE_KINDS, os_reason
+
+__all__ = [  # Globs and exclude_globs are the configuration's
+    "EXTENSIONS",
+    "Found",
+    "Globs",
+    "PATH_LIMIT",
+    "SKIPPED_DIRS",
+    "discover",
+    "exclude_globs",
+    "files_to_process",
+    "found",
+]
 
 EXTENSIONS = (".py", ".ipynb")  # what the command line processes
 
@@ -36,143 +59,26 @@ SKIPPED_DIRS = {
     ".ruff_cache",
     "site-packages",
 }
-IGNORE_FILE_LIMIT = 1 << 20  # bytes of a .gitignore read; more is not an ignore file
+try:  # the longest path the system takes, with its terminating NUL
+    PATH_LIMIT = os.pathconf("/", "PC_PATH_MAX")
+except (OSError, ValueError, AttributeError):
+    PATH_LIMIT = 4096
 
 
-# -- gitignore-style patterns -------------------------------------------------------
-class Globs:
-    """Gitignore-style patterns, matched against paths relative to ``root``.
+class Found(type(Path())):  # type: ignore[misc]
+    """A path discovery found (as the user named it or the walk reached it), with
+    ``real``: where it is, no symbolic link on the way."""
 
-    Picklable (it travels to the worker processes); compiled on first use.
-    """
+    real: str
 
-    def __init__(self, root: Path, patterns: Iterable[str]) -> None:
-        self.root = root
-        self.patterns = list(patterns)
-        self._spec = None
-
-    def __getstate__(self):
-        return {"root": self.root, "patterns": self.patterns, "_spec": None}
-
-    def __call__(self, path: Path, is_dir: bool = False) -> bool:
-        self.spec()  # first: a pattern pathspec refuses fails whatever the path
-        try:
-            relative = Path(os.path.abspath(path)).relative_to(self.root)
-        except ValueError:
-            try:
-                relative = path.resolve().relative_to(self.root)
-            except ValueError:
-                return False
-        return self.match(relative.as_posix(), is_dir)
-
-    def match(self, relative: str, is_dir: bool) -> bool:
-        """Whether the path ``relative`` (to ``root``, POSIX) is matched."""
-        return self.spec().match_file(relative + "/" if is_dir else relative)
-
-    def spec(self):
-        """The patterns compiled (pathspec is imported only where there are any)."""
-        if self._spec is None:
-            import pathspec
-
-            self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
-        return self._spec
+    def __reduce__(self):
+        return found, (str(self), self.real)
 
 
-def exclude_globs(root: Optional[Path], patterns: List[str]) -> Optional[Globs]:
-    """``patterns`` relative to ``root`` as an exclude callable; None when there is
-    nothing to exclude."""
-    if not patterns or root is None:
-        return None
-    return Globs(root, patterns)
-
-
-def git_info_exclude(paths: Iterable[str]) -> Optional[Globs]:
-    """The patterns of ``.git/info/exclude`` of the repository holding ``paths``:
-    git ignores them like .gitignore, so folder walks skip them too."""
-    for raw in list(paths)[:1]:
-        root = _repository(Path(raw).resolve())
-        if root is None:
-            return None
-        try:
-            lines = (root / ".git" / "info" / "exclude").read_text(
-                encoding="utf-8", errors="replace"
-            )
-        except OSError:
-            return None
-        return exclude_globs(
-            root, [line for line in lines.splitlines() if line.strip()]
-        )
-    return None
-
-
-def _either(*excludes):
-    """One exclude callable from several (None entries skipped)."""
-    present = [e for e in excludes if e is not None]
-    if not present:
-        return None
-    if len(present) == 1:
-        return present[0]
-    return _Either(present)
-
-
-class _Either:
-    def __init__(self, excludes) -> None:
-        self.excludes = excludes
-
-    def __call__(self, path: Path, is_dir: bool = False) -> bool:
-        return any(e(path, is_dir) for e in self.excludes)
-
-
-def _repository(start: Path) -> Optional[Path]:
-    """The nearest folder at or above ``start`` that holds ``.git``."""
-    return next((d for d in [start, *start.parents] if _exists(d / ".git")), None)
-
-
-def _exists(path: Path) -> bool:
-    try:
-        return path.exists()
-    except OSError:  # a folder torchport may not look into
-        return False
-
-
-def _gitignores(directory: Path) -> List[Globs]:
-    """The .gitignore files that apply inside ``directory``, from the repo root down."""
-    chain = [directory, *directory.parents]
-    root = _repository(directory)
-    chain = chain[: chain.index(root) + 1] if root is not None else [directory]
-    found = (_load_gitignore(base) for base in reversed(chain))
-    return [globs for globs in found if globs is not None]
-
-
-def _load_gitignore(base: Path) -> Optional[Globs]:
-    """The patterns of ``base/.gitignore``, read only if it is a regular file (a named
-    pipe would block, a link to /dev/zero would never end), up to a size cap."""
-    try:
-        data, _ = read_regular(base / ".gitignore", follow=True)
-    except (OSError, NotRegularError):
-        return None
-    text = data[:IGNORE_FILE_LIMIT].decode("utf-8", errors="replace")
-    gitignore = Globs(base, text.splitlines())
-    gitignore.spec()  # a pattern pathspec refuses fails as the file is read
-    return gitignore
-
-
-def _ignored(path: Path, is_dir: bool, gitignores: List[Globs]) -> bool:
-    for globs in gitignores:
-        try:
-            relative = path.relative_to(globs.root).as_posix()
-        except ValueError:
-            continue
-        if globs.match(relative, is_dir):
-            return True
-    return False
-
-
-def _is_virtualenv(directory: Path) -> bool:
-    try:
-        return (directory / "pyvenv.cfg").is_file()
-    except OSError:  # unreadable: the walk reports it when it gets there
-        return False
+def found(path, real: str) -> Found:
+    made = Found(path)
+    made.real = real
+    return made
 
 
 # -- discovery ----------------------------------------------------------------------
@@ -180,11 +86,12 @@ def files_to_process(paths: Sequence[str], exclude) -> Tuple[List[Path], List[st
     """What the command line processes: folders walked, .gitignore and
     .git/info/exclude honoured, and ``exclude`` applied to named files too (as
     pre-commit names them)."""
-    walk_exclude = _either(exclude, git_info_exclude(paths))
-    files, errors = discover(paths, exclude=walk_exclude, extensions=EXTENSIONS)
+    errors: List[str] = []
+    walk_exclude = either(exclude, git_info_exclude(paths, errors))
+    files, more = discover(paths, exclude=walk_exclude, extensions=EXTENSIONS)
     if exclude is not None:
         files = [f for f in files if not exclude(f, False)]
-    return files, errors
+    return files, errors + more
 
 
 def discover(
@@ -194,55 +101,93 @@ def discover(
 
     Folders are walked for ``extensions``, without following symbolic links,
     skipping VCS and virtualenv folders, build output and what .gitignore ignores.
-    A file named explicitly is always taken; when it is a symbolic link, its target
-    must lie inside the current folder or a folder named, and the target is what is
-    processed. ``exclude(path, is_dir)`` filters more.
+    A file named explicitly is always taken; when it is a symbolic link, or named
+    through a linked folder (``ld/v.py``), its real path must lie inside the
+    current folder or a folder named, and that is what is processed.
+    ``exclude(path, is_dir)`` filters more.
     """
     files: List[Path] = []
     errors: List[str] = []
     seen = set()
     roots = [os.path.realpath(".")]
-    roots += [os.path.realpath(raw) for raw in paths if os.path.isdir(raw)]
+    roots += [os.path.realpath(raw) for raw in paths if _is_dir(raw)]
 
-    def add(path: Path, key: Optional[str] = None) -> None:
-        key = key or os.path.realpath(path)
-        if key not in seen:
-            seen.add(key)
+    def add(path: Path) -> None:
+        if path.real not in seen:
+            seen.add(path.real)
             files.append(path)
 
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for found, real in _walk(path, exclude, extensions, errors):
-                add(found, real)
-        elif path.is_file() and not path.is_symlink():
-            add(path)
-        elif path.is_file():
-            target = os.path.realpath(path)
-            if not any(_inside(target, root) for root in roots):
-                errors.append(
-                    f"{raw}: symbolic link to {target}, outside the paths given;"
-                    " not followed"
-                )
-            else:
-                add(
-                    Path(
-                        os.path.relpath(target) if _inside(target, roots[0]) else target
-                    )
-                )
-        else:
+        problem = _too_long(os.path.abspath(raw))
+        if problem is not None:
+            errors.append(f"{raw}: {problem}; not processed")
+            continue
+        try:
+            info = os.stat(raw)
+        except OSError as error:
+            errors.append(f"{raw}: {_not_a_file(raw, error)}")
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            for path in _walk(Path(raw), exclude, extensions, errors):
+                add(path)
+        elif not stat.S_ISREG(info.st_mode):
             errors.append(f"{raw}: {_not_a_file(raw)}")
+        else:
+            named = _named_file(raw, roots)
+            if isinstance(named, str):
+                errors.append(f"{raw}: {named}")
+            else:
+                add(named)
     return files, errors
+
+
+def _is_dir(raw: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(raw).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _named_file(raw: str, roots: List[str]):
+    """The file named ``raw`` (a regular file once links are followed) as it is
+    processed, or why it is not: through a symbolic link, its real path must lie
+    inside one of ``roots``, and the real path is what is processed."""
+    real = os.path.realpath(raw)
+    direct = os.path.normpath(os.path.join(roots[0], raw))  # as written, no link
+    if real == direct:
+        return found(raw, real)
+    if any(_inside(real, root) for root in roots):
+        shown = os.path.relpath(real) if _inside(real, roots[0]) else real
+        return found(shown, real)
+    if os.path.islink(raw):
+        return f"symbolic link to {real}, outside the paths given; not followed"
+    return (
+        f"named through a linked folder; its real path {real} is outside the paths"
+        " given; not followed"
+    )
 
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _not_a_file(raw: str) -> str:
+def _too_long(real: str) -> Optional[str]:
+    """Why the path ``real`` cannot be processed for its length, if it cannot."""
+    size = len(os.fsencode(real))
+    if size < PATH_LIMIT:
+        return None
+    return (
+        f"path longer than the system allows ({size:,} bytes; at most"
+        f" {PATH_LIMIT - 1:,})"
+    )
+
+
+def _not_a_file(raw: str, error: Optional[OSError] = None) -> str:
     """Why ``raw``, neither a folder nor a regular file, cannot be processed."""
     link = os.path.islink(raw)
     try:
+        if error is not None:
+            raise error
         mode = os.stat(raw).st_mode
     except OSError as error:
         if error.errno == errno.ELOOP:
@@ -254,47 +199,89 @@ def _not_a_file(raw: str) -> str:
     return f"not a regular file ({'symbolic link to ' if link else ''}{kind})"
 
 
-def _walk(
-    root: Path, exclude, extensions, errors: List[str]
-) -> Iterator[Tuple[Path, str]]:
-    """Each file found, and its real path (no link is followed on the way)."""
-    root_resolved = root.resolve()
-    gitignores = _gitignores(root_resolved)
-
-    def unreadable(error: OSError) -> None:
-        errors.append(f"{error.filename}: cannot read folder: {os_reason(error)}")
-
-    for directory, subdirs, names in os.walk(
-        root, followlinks=False, onerror=unreadable
-    ):
-        here = Path(directory)
-        resolved_here = root_resolved / here.relative_to(root)
-        local = _load_gitignore(resolved_here) if here != root else None
-        if local is not None:
-            gitignores = gitignores + [local]
-
-        subdirs[:] = [
-            name
-            for name in sorted(subdirs)
-            if name not in SKIPPED_DIRS
-            and not name.endswith(".egg-info")
-            and _kept(here / name, resolved_here / name, True, gitignores, exclude)
-        ]
-        for name in sorted(names):
-            child, resolved = here / name, resolved_here / name
-            if name.endswith(extensions) and _kept(
-                child, resolved, False, gitignores, exclude
-            ):
-                yield child, str(resolved)
+# -- the walk -----------------------------------------------------------------------
+def _walk(root: Path, exclude, extensions, errors: List[str]) -> Iterator[Found]:
+    """Each file found under ``root``, folders first to last in name order, each
+    folder's files before its subfolders; no link is followed on the way."""
+    root_real = Path(os.path.realpath(root))
+    stack = [(root, root_real, gitignores(root_real, errors))]
+    while stack:
+        here, real_here, rules = stack.pop()
+        entries = _entries(here, real_here, errors)
+        if here != root and any(name == ".gitignore" for name, _ in entries):
+            local = load_gitignore(real_here, errors)
+            rules = rules + [local] if local is not None else rules
+        folders = []
+        for name, kind in entries:
+            child, real = here / name, real_here / name
+            if kind == "folder" and _kept_folder(child, real, rules, exclude):
+                folders.append((child, real, rules))
+            elif kind == "file" and name.endswith(extensions):
+                if ignored(real, False, rules):
+                    continue
+                if exclude is not None and exclude(child, False):
+                    continue
+                problem = _too_long(str(real))
+                if problem is not None:
+                    errors.append(f"{child}: {problem}; not processed")
+                    continue
+                yield found(child, str(real))
+        stack.extend(reversed(folders))
 
 
-def _kept(child: Path, resolved: Path, is_dir: bool, gitignores, exclude) -> bool:
-    """Whether the walk takes ``child`` (a folder to enter, or a file), once its
-    name has passed: never a symbolic link, a virtualenv, or what is ignored."""
-    if child.is_symlink():
+def _entries(here: Path, real: Path, errors: List[str]) -> List[Tuple[str, str]]:
+    """(name, "folder" | "file" | "other") of each entry of the folder ``here``, by
+    name; nothing, and an error line, when it cannot be read or entered."""
+    problem = _too_long(str(real))
+    if problem is not None:
+        errors.append(f"{here}: {problem}; folder not searched")
+        return []
+    try:
+        with os.scandir(here) as listing:
+            entries = sorted((entry.name, _kind(entry)) for entry in listing)
+    except OSError as error:
+        where = error.filename or here
+        errors.append(f"{where}: cannot read folder: {os_reason(error)}")
+        return []
+    if entries:  # listed; entered only with the search bit (the kernel decides)
+        longest = max((name for name, _ in entries), key=len)
+        problem = _too_long(str(real / longest))
+        if problem is not None:  # a path in it that the system does not take
+            errors.append(f"{here}: {problem} inside it; folder not searched")
+            return []
+        try:
+            os.lstat(here / longest)
+        except FileNotFoundError:  # removed since it was listed
+            pass
+        except OSError as error:
+            errors.append(f"{here}: cannot enter folder: {os_reason(error)}")
+            return []
+    return entries
+
+
+def _kind(entry: os.DirEntry) -> str:
+    """ "folder", "file" (regular) or "other", never following a link."""
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            return "folder"
+        return "file" if entry.is_file(follow_symlinks=False) else "other"
+    except OSError:  # the walk reports the folder it cannot enter
+        return "other"
+
+
+def _kept_folder(child: Path, real: Path, rules, exclude) -> bool:
+    """Whether the walk enters the folder ``child``: not a VCS, build or virtualenv
+    folder, nor one that is ignored."""
+    name = child.name
+    if name in SKIPPED_DIRS or name.endswith(".egg-info") or _is_virtualenv(child):
         return False
-    if _is_virtualenv(child) if is_dir else not child.is_file():
+    if ignored(real, True, rules):
         return False
-    if _ignored(resolved, is_dir, gitignores):
+    return exclude is None or not exclude(child, True)
+
+
+def _is_virtualenv(directory: Path) -> bool:
+    try:
+        return (directory / "pyvenv.cfg").is_file()
+    except OSError:  # unreadable: the walk reports it when it gets there
         return False
-    return exclude is None or not exclude(child, is_dir)

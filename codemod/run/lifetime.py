@@ -13,7 +13,11 @@ import signal
 import sys
 import time
 
+# The signals that end a run: Ctrl-C, kill, and SIGHUP (the terminal or the ssh
+# session closed). A file being replaced defers them until it is renamed.
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+if hasattr(signal, "SIGHUP"):
+    STOP_SIGNALS.add(signal.SIGHUP)
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 PARENT_CHECK_SECONDS = 1.0  # where the kernel cannot tell: how often to look
 

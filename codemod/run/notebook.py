@@ -29,7 +29,13 @@ from typing import Dict, List, Optional, Tuple
 from codemod.rewrite import grammar
 from codemod.rewrite.linediff import unified_diff
 from codemod.run.job import DIFF, WRITE, FileResult, Job
-from codemod.run.notebook_json import source_spans, with_sources
+from codemod.run.limits import nesting_problem, statement_problem
+from codemod.run.notebook_json import (
+    DuplicateKeyError,
+    source_spans,
+    unique_keys,
+    with_sources,
+)
 from codemod.run.prefilter import PREFILTER
 from codemod.model.rule import Fix
 from codemod.rules.notebook import SKIPPED_CELL
@@ -64,8 +70,14 @@ def process_notebook(
     result = FileResult(display)
     try:
         text = data.decode("utf-8-sig")
-        notebook = json.loads(text)
+        notebook = json.loads(text, object_pairs_hook=unique_keys)
         spans = list(source_spans(text))
+    except DuplicateKeyError as error:  # readers differ on which one counts
+        result.error = (
+            f"{display}: cannot parse: {error} (JSON readers differ on which one"
+            " counts; Jupyter takes the last); notebook left untouched"
+        )
+        return result
     except (UnicodeDecodeError, ValueError, IndexError, TypeError) as error:
         result.error = (
             f"{display}: cannot parse: not a JSON notebook ({_one_line(error)})"
@@ -206,11 +218,22 @@ def _code_cells(cells: list):
                     )
                 )
             continue
+        problem = nesting_problem(text)  # before a parser recurses
+        if problem is not None:
+            errors.append(f"cell {index + 1}: cannot parse: {problem}")
+            continue
         masked, masks = _mask(text)
         try:
             grammar.parse(masked)
         except (SyntaxError, ValueError) as error:
             errors.append(f"cell {index + 1}: cannot parse: {_one_line(error)}")
+            continue
+        except (RecursionError, MemoryError):
+            errors.append(f"cell {index + 1}: cannot parse: nesting too deep")
+            continue
+        problem = statement_problem(masked)
+        if problem is not None:
+            errors.append(f"cell {index + 1}: cannot rewrite: {problem}")
             continue
         found.append(_Cell(index, text, masked, masks, magic))
     return found, errors, skipped

@@ -12,7 +12,25 @@ import json
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
-_DECODER = json.JSONDecoder()
+
+class DuplicateKeyError(ValueError):
+    """An object of the notebook has a key twice: JSON readers differ on which
+    value counts (Python's and Jupyter's take the last), so splicing one is unsafe."""
+
+
+def unique_keys(pairs: List[Tuple[str, object]]) -> dict:
+    """``object_pairs_hook`` for ``json.loads``: a dict, unless a key repeats."""
+    made = dict(pairs)
+    if len(made) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(f"duplicate key {json.dumps(key)} in its JSON")
+            seen.add(key)
+    return made
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=unique_keys)
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 

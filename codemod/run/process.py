@@ -23,7 +23,10 @@ from codemod.run.io import (
     read_regular,
     write_atomic,
 )
+from codemod.run.keep import MetadataError
+from codemod.run.pinned import Folder, LinkOnTheWay
 from codemod.run.job import DIFF, WRITE, FileResult, Job
+from codemod.run.limits import nesting_problem, statement_problem
 from codemod.run.prefilter import needs_parsing
 
 
@@ -39,8 +42,23 @@ def process_source(
         return _process_source(display, data, job, path)
     except RecursionError:
         return FileResult(display, error=f"{display}: cannot parse: nesting too deep")
+    except MemoryError:  # CPython's parser on deep nesting it has no limit for
+        return FileResult(display, error=f"{display}: {OUT_OF_MEMORY}")
     except Exception as error:  # a bug in torchport must cost one file, not the run
         return FileResult(display, error=_internal_error(display, error))
+
+
+OUT_OF_MEMORY = "cannot parse: nested too deep or too large (out of memory)"
+
+
+def too_much(source: str) -> Optional[str]:
+    """Why ``source`` exceeds the bounds in ``limits``, if it does (the end of an
+    error line)."""
+    problem = nesting_problem(source)
+    if problem is not None:
+        return f"cannot parse: {problem}"
+    problem = statement_problem(source)
+    return None if problem is None else f"cannot rewrite: {problem}"
 
 
 def _internal_error(display: str, error: BaseException) -> str:
@@ -64,6 +82,10 @@ def _process_source(
         source, encoding = decode(data)
     except UnicodeError as error:
         result.error = f"{display}: cannot decode: {error}"
+        return result
+    problem = too_much(source)
+    if problem is not None:  # before any parser recurses or grows without bound
+        result.error = f"{display}: {problem}"
         return result
     import libcst as cst
 
@@ -91,6 +113,9 @@ def _process_source(
     except RecursionError:
         result.error = f"{display}: cannot parse: nesting too deep"
         return result
+    except MemoryError:
+        result.error = f"{display}: {OUT_OF_MEMORY}"
+        return result
     except RoundTripError as error:
         result.error = f"{display}: cannot rewrite: {error}; file left untouched"
         return result
@@ -113,15 +138,14 @@ def _process_source(
 
 # CPython's messages for code that is Python 2.
 _PYTHON2 = re.compile(
-    r"Missing parentheses in call to|multiple exception types must be parenthesized"
-    r"|leading zeros in decimal integer literals"
+    r"Missing parentheses in call to|leading zeros in decimal integer literals"
 )
 
 
 def _syntax_message(source: str, error: Exception) -> str:
     """CPython's own message (clearer than the parser's), with the line, and the
     grammars that fail: the interpreter's, and libcst's (which knows newer ones)."""
-    from codemod.rewrite.grammar import INTERPRETER, GrammarError
+    from codemod.rewrite.grammar import INTERPRETER, GrammarError, missing_grammar
 
     grammars = ""
     if not isinstance(error, GrammarError):
@@ -131,7 +155,13 @@ def _syntax_message(source: str, error: Exception) -> str:
             )  # PyCF_ONLY_AST
         except SyntaxError as python_error:
             error = python_error
-            grammars = f" (Python {INTERPRETER} grammar; libcst's parser fails too)"
+            newer = missing_grammar(error.msg or "")
+            grammars = (
+                f" ({newer}; Python {INTERPRETER} does not read it, and libcst's"
+                " parser fails on this file too)"
+                if newer is not None
+                else f" (Python {INTERPRETER} grammar; libcst's parser fails too)"
+            )
         except (ValueError, RecursionError, MemoryError):
             pass
     if isinstance(error, SyntaxError):
@@ -156,21 +186,33 @@ def _process_file(path: Path, display: str, job: Job) -> FileResult:
     if job.per_file is not None:
         job = replace(job, options=job.per_file(path))
     try:
-        data, before = read_regular(path)
-    except (OSError, NotRegularError) as error:
+        folder = Folder(path)  # pinned from read to rename: no link on the way
+    except (OSError, LinkOnTheWay) as error:
         return FileResult(display, error=f"{display}: {read_problem(error)}")
-    result = process_source(display, data, job, path)
-    if result.changed and job.mode == WRITE and result.error is None:
+    with folder:
         try:
-            write_atomic(path, result.output, data, before)
-            result.written = True
-        except FileChangedError:
-            result.error = (
-                f"{display}: changed while torchport was running; not written"
-            )
-        except ReadOnlyError as error:
-            result.error = f"{display}: read-only {error}; not written"
-        except OSError as error:
-            result.error = f"{display}: cannot write: {os_reason(error)}"
+            data, before = read_regular(folder.entry(folder.name), **folder.at())
+        except (OSError, NotRegularError) as error:
+            return FileResult(display, error=f"{display}: {read_problem(error)}")
+        result = process_source(display, data, job, path)
+        if result.changed and job.mode == WRITE and result.error is None:
+            result.error = _write(path, display, result.output, data, before, folder)
+            result.written = result.error is None
     result.output = None  # do not ship file contents back to the parent
     return result
+
+
+def _write(path, display, output, data, before, folder) -> Optional[str]:
+    """Write ``output`` over the file; the error line, or None once written."""
+    try:
+        write_atomic(path, output, data, before, folder)
+    except FileChangedError as error:
+        what = str(error) or "changed while torchport was running"
+        return f"{display}: {what}; not written"
+    except ReadOnlyError as error:
+        return f"{display}: read-only {error}; not written"
+    except MetadataError as error:
+        return f"{display}: {error}; not written"
+    except OSError as error:
+        return f"{display}: cannot write: {os_reason(error)}"
+    return None
