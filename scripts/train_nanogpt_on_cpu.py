@@ -1,6 +1,9 @@
 """Rewrite a copy of karpathy/nanoGPT with torchport and train it a few steps on CPU.
 
-    python scripts/train_nanogpt_on_cpu.py PATH/TO/nanoGPT [--iters 4]
+    python scripts/train_nanogpt_on_cpu.py PATH/TO/nanoGPT [--iters 4] [--simulate]
+
+``--simulate`` trains on torchport's simulated accelerator instead
+(``torchport simulate``), where what a CPU run cannot show surfaces.
 
 The checkout is copied to a temporary folder (never modified), rewritten with
 ``python -m codemod``, given a tiny character dataset made here, and ``train.py``
@@ -44,6 +47,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("nanogpt", type=Path)
     parser.add_argument("--iters", type=int, default=4)
+    parser.add_argument(
+        "--simulate", action="store_true", help="on the simulated accelerator"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "nanoGPT"
@@ -63,6 +69,8 @@ def main() -> int:
             "--n_head=2", "--n_embd=32", "--dropout=0.0", "--out_dir=out-tiny",
             "--always_save_checkpoint=False", "--lr_decay_iters=4", "--warmup_iters=1",
         ]  # fmt: skip
+        if args.simulate:
+            command[:0] = [sys.executable, "-m", "codemod", "simulate", "--"]
         print("$", " ".join(command[1:]))
         return subprocess.run(command, cwd=work, env=env).returncode
 

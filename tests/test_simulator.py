@@ -329,3 +329,21 @@ def test_concurrent_builds_share_one_compile(tmp_path):
     assert {out.strip() for out, _ in outs} == {str(copy / "tpsim.so")}
     assert sum(err.count("compiling the tpsim simulator") for _, err in outs) == 1
     assert (copy / "built.json").is_file()
+
+
+def test_torchport_simulate_runs_a_program_and_its_tests(tmp_path):
+    """The subcommand, as a user types it: a placement a CPU run cannot catch is
+    located with its hint; a test run sees the simulated devices."""
+    from tests.cli_helpers import run_cli
+
+    script = tmp_path / "train.py"
+    script.write_text(MISSING_TO)
+    proc = run_cli(["simulate", "--", sys.executable, str(script)], cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert f"{script}:5: RuntimeError: {SAME}, tpsim:0 and cpu!" in proc.stderr
+    assert "hint: a CPU tensor met a tpsim tensor" in proc.stderr
+    count = "import torch; assert torch.accelerator.device_count() == 3"
+    proc = run_cli(["simulate", "--devices", "3", "--", sys.executable, "-c", count])
+    assert proc.returncode == 0, proc.stderr
+    usage = run_cli(["simulate", "--help"])
+    assert usage.returncode == 0 and "usage: torchport simulate" in usage.stdout

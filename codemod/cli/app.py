@@ -13,6 +13,7 @@ from codemod import __version__
 from codemod.cli.commands import check_command, fix_command, report_command
 from codemod.cli.options import COMMANDS, YIELDING_COMMANDS
 from codemod.cli.rules import explain_command, rule_command, rules_command
+from codemod.cli.simulate import simulate_command
 from codemod.cli.summary import EXIT_INTERRUPTED
 
 INTERRUPTED = "torchport: interrupted; files not yet rewritten are untouched"
@@ -90,5 +91,6 @@ for command in (
     rules_command,
     explain_command,
     report_command,
+    simulate_command,
 ):
     main.add_command(command)

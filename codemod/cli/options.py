@@ -18,7 +18,7 @@ from codemod.output.formats import FORMATS
 # Words that name a subcommand. The older `rules` and `explain` give way to a file
 # or folder of that name, so `torchport rules` still migrates a `rules/` package.
 COMMANDS = ("check", "fix", "rule", "report")
-YIELDING_COMMANDS = ("rules", "explain")
+YIELDING_COMMANDS = ("rules", "explain", "simulate")
 
 
 def _codes_option(name: str, text: str):
