@@ -89,6 +89,10 @@ def _distinctive(name: str) -> str:
     return ".".join(parts[-2:])
 
 
+MODULE_VALUE = (
+    "`torch.cuda` used as a value: what is called on it later cannot be followed; "
+    "call `torch.accelerator` (or `torch.get_device_module(DEVICE())`) by name instead"
+)
 AMBIGUOUS = (
     "`{name}` is imported and also bound otherwise in this module, so `{meant}` "
     "may not be what it is here: left as it is; give one of them another name"
@@ -141,6 +145,8 @@ class CudaOnly(CudaOnlyImports, Pass):
         self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE().type == "cuda"`
         self.kept_branch: Set[cst.CSTNode] = set()  # behind a CUDA test kept as it is
         self.unresolved_lines: Set[int] = set()
+        self.receivers: Set[cst.CSTNode] = set()  # `x` and `name` of `x.name`
+        self.patch_arguments: Set[cst.CSTNode] = set()  # reported with the patch
 
     # -- references -------------------------------------------------------------------
     def _reference(self, node: cst.CSTNode) -> bool:
@@ -174,9 +180,20 @@ class CudaOnly(CudaOnlyImports, Pass):
             self.report(node, "TP913", AMBIGUOUS.format(name=head, meant=meant))
         return True
 
+    def _module_as_value(self, node: cst.CSTNode) -> None:
+        """``backend = torch.cuda``, ``getattr(torch.cuda, name)``: what is called on
+        it later cannot be followed."""
+        if node in self.receivers or node in self.patch_arguments:
+            return
+        if self.qualified_name(node) == "torch.cuda":
+            self.report(node, "TP913", MODULE_VALUE)
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if self._unresolved(node):
             return False
+        # `torch.cuda` in `torch.cuda.X`, and the name `cuda` of `x.cuda`: not values
+        self.receivers.update((node.value, node.attr))
+        self._module_as_value(node)
         if node.attr.value in PROFILER_KEYS:
             row = STRINGS[node.attr.value]
             self.report(node.attr, row.code, row.advice)
@@ -188,6 +205,7 @@ class CudaOnly(CudaOnlyImports, Pass):
     def visit_Name(self, node: cst.Name) -> bool:
         if self._unresolved(node):
             return False
+        self._module_as_value(node)  # `from torch import cuda`, then `cuda` passed on
         return self._reference(node)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
@@ -218,6 +236,7 @@ class CudaOnly(CudaOnlyImports, Pass):
         patched = self.context.patches and self.context.patches.get(self.position(node))
         if patched:
             self.report(node, "TP914", _patch_message(patched))
+            self.patch_arguments.update(a.value for a in node.args)
         self.star_call(node)
         self._type_arguments(node)
         callee = self.callee(node)
