@@ -85,7 +85,7 @@ def _torch_imported_anywhere(tree: ast.Module) -> bool:
 
 
 def lazy_torch_imports(
-    tree: ast.Module, uses: Sequence["Chunk"], device_name: str
+    tree: ast.Module, uses: Sequence["Chunk"], device_name: str, lines: Sequence[str]
 ) -> Optional[List[ast.stmt]]:
     """When the module imports torch only inside functions: the ``import torch`` of
     each function that uses the device and has no binding yet, provided every use
@@ -103,15 +103,24 @@ def lazy_torch_imports(
             (
                 f
                 for f in functions(tree)
-                if f.body[0].lineno <= chunk.start and chunk.end <= f.end_lineno
+                if f.lineno <= chunk.start and chunk.end <= f.end_lineno
             ),
             None,
         )
+        # The chunk is the function itself where a pass needs all of it: then the
+        # import must come before any line that can hold a site.
+        first = (
+            chunk.start if function and chunk.start >= function.body[0].lineno else 0
+        )
         anchor = function and next(
             (
-                s
+                _torch_import_of(s)
                 for s in function.body
-                if _imports_torch(s) and s.end_lineno < chunk.start
+                if _torch_import_of(s)
+                and (
+                    s.end_lineno < first
+                    or (not first and _first_site_after(s, function, lines))
+                )
             ),
             None,
         )
@@ -120,6 +129,22 @@ def lazy_torch_imports(
         if not any(_assigns(s, device_name) for s in function.body):
             found[anchor.lineno] = anchor
     return [found[line] for line in sorted(found)]
+
+
+def _first_site_after(stmt: ast.stmt, function: ast.AST, lines: Sequence[str]) -> bool:
+    """Whether no line of ``function`` before ``stmt`` ends can hold a CUDA site."""
+    before = lines[function.body[0].lineno - 1 : stmt.end_lineno]
+    return not any("cuda" in line.lower() for line in before)
+
+
+def _torch_import_of(stmt: ast.stmt) -> Optional[ast.stmt]:
+    """``stmt`` if it imports torch; the ``import torch`` of a ``try:`` it is (torch
+    optional in that function: ``except ImportError: return``)."""
+    if _imports_torch(stmt):
+        return stmt
+    if isinstance(stmt, ast.Try):
+        return next((s for s in stmt.body if _imports_torch(s)), None)
+    return None
 
 
 def _assigns(stmt: ast.stmt, name: str) -> bool:
@@ -153,7 +178,7 @@ def insertions(
         if optional is not None:
             functools = _functools_line(tree, lines, context, newline)
             return functools + [_in_block(optional, context, lines, newline)]
-        lazy = lazy_torch_imports(tree, uses, context.device_name)
+        lazy = lazy_torch_imports(tree, uses, context.device_name, lines)
         if lazy is not None:
             context.functools_name = ""  # remade per call: nothing to remember
             return [_in_block(anchor, context, lines, newline) for anchor in lazy]
