@@ -1,10 +1,12 @@
 """What the device-strings pass writes for a device: an indexed device, and a
 comparison with the accelerator, each in its CPU-guarded form and in the form for
-code only an accelerator reaches (where the guard is already true).
+code only an accelerator reaches (where the guard is already true); a device string
+built from a template.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
@@ -70,3 +72,63 @@ def index_of(
     ):
         return written_index(args[0].value)
     return None
+
+
+# The replacement field of a str.format template: "{}", "{rank}", "{0}", "{:d}".
+_FORMAT_FIELD = re.compile(r"\{(?P<index>\d*)(?P<rest>[^{}]*)\}")
+
+
+class DeviceTemplates:
+    """The device-strings pass's rewrite of templates that build a device string:
+    ``"cuda:{}".format(i)`` and ``"cuda:%d" % i`` (a mixin: it uses the pass's
+    ``record_and_decide``, ``expr`` and ``_string_type``)."""
+
+    def _format_call(self, original: cst.Call, updated: cst.Call):
+        """ "cuda:{}".format(i) -> "{}:{}".format(DEVICE().type, i): the device type
+        becomes the template's first argument."""
+        template = original.func.value  # type: ignore[attr-defined]
+        field = _FORMAT_FIELD.search(str(template.evaluated_value))
+        if field is None or not self.record_and_decide(template, "TP102"):
+            return updated
+        index, rest = field.group("index"), field.group("rest")
+        if index:  # numbered fields cannot mix with automatic ones: "{0}:{1}"
+            text = "{0}:{%d%s}" % (int(index) + 1, rest)
+        else:
+            text = "{}:{%s}" % rest
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        head = cst.Arg(
+            self._string_type(),
+            comma=comma if updated.args else cst.MaybeSentinel.DEFAULT,
+        )
+        return updated.with_changes(
+            func=updated.func.with_changes(value=self._quoted(template, text)),
+            args=[head, *updated.args],
+        )
+
+    def _percent(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        """ "cuda:%d" % i -> "%s:%d" % (DEVICE().type, i)."""
+        if not self.record_and_decide(original.left, "TP102"):
+            return updated
+        text = "%s" + str(original.left.evaluated_value)[len("cuda") :]  # type: ignore
+        values = updated.right
+        if isinstance(values, cst.Tuple) and not any(
+            isinstance(e, cst.StarredElement) for e in values.elements
+        ):
+            elements = [e.value for e in values.elements]
+        else:
+            elements = [values]
+        right = self.expr(
+            "({device}.type, "
+            + ", ".join(f"{{v{i}}}" for i in range(len(elements)))
+            + ")",
+            **{f"v{i}": e for i, e in enumerate(elements)},
+        )
+        return updated.with_changes(left=self._quoted(original.left, text), right=right)
+
+    @staticmethod
+    def _quoted(original: cst.SimpleString, text: str) -> cst.SimpleString:
+        """``text`` as a literal with the quotes and prefix of ``original``."""
+        quote = original.quote
+        if quote in text or "\\" in text:
+            return cst.SimpleString(repr(text))
+        return cst.SimpleString(original.prefix + quote + text + quote)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Dict, Optional, Tuple, Union
+from typing import Dict, Optional, Pattern, Tuple, Union
 
 import libcst as cst
 
@@ -113,3 +113,18 @@ def is_index_name(node: cst.CSTNode) -> bool:
 
 def mentions_device(name: str) -> bool:
     return "device" in name.lower()
+
+
+CURRENT_DEVICE = "torch.cuda.current_device"
+# `dev = torch.cuda.current_device()`: `dev` holds an int, a device index.
+_CURRENT_INDEX = re.compile(r"(\w+)\s*=\s*(?:\w+\.)*cuda\.current_device\(\)")
+
+
+def index_hits(hits: Pattern[str], source: str) -> Pattern[str]:
+    """``hits`` and the uses of a name given ``torch.cuda.current_device()`` in a
+    device position (``device=dev``, ``.to(dev)``), on lines that need not say cuda."""
+    names = _CURRENT_INDEX.findall(source)
+    if not names:
+        return hits
+    alternatives = "|".join(sorted(set(names)))
+    return re.compile(f"{hits.pattern}|(?:to\\(|device=)\\s*(?:{alternatives})\\b")

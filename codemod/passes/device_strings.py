@@ -29,6 +29,8 @@ from codemod.passes.device_positions import (
     device_literal,
     is_cpu_literal,
     is_index_name,
+    CURRENT_DEVICE,
+    index_hits,
     location_index,
     mentions_device,
 )
@@ -37,6 +39,7 @@ from codemod.passes.device_forms import (
     ACCELERATOR_INDEXED_DEVICE,
     COMPARISONS,
     INDEXED_DEVICE,
+    DeviceTemplates,
     index_of,
 )
 from codemod.passes.guards import (
@@ -46,8 +49,6 @@ from codemod.passes.guards import (
 )
 from codemod.rules.device_strings import RULES
 
-# The replacement field of a str.format template: "{}", "{rank}", "{0}", "{:d}".
-_FORMAT_FIELD = re.compile(r"\{(?P<index>\d*)(?P<rest>[^{}]*)\}")
 INDEX = "an int device index means that CUDA device (and raises without one)"
 MESSAGE = (
     'hard-coded "cuda" in a message (only printed or logged): left as it is; '
@@ -55,13 +56,17 @@ MESSAGE = (
 )
 
 
-class DeviceStrings(AcceleratedBranches, Pass):
+class DeviceStrings(DeviceTemplates, AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")
     # `.to(gpu_id)`, `device=rank`: an index, on a line that need not say "cuda".
     # No leading \b: a literal first lets the regex engine skip ahead (ten times
     # faster on a large file), and a few more lines seen cost nothing.
     HITS = re.compile(r"(?:to\(|device=)\s*(?:\w+\.)?\w*(?:rank|gpu|gpu_id|gpu_idx)\b")
+
+    @classmethod
+    def hits_in(cls, source: str):
+        return index_hits(cls.HITS, source)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -72,10 +77,16 @@ class DeviceStrings(AcceleratedBranches, Pass):
         )  # DEVICE().type nodes we built (kept alive: an id could be reused)
         self.messages: Set[cst.CSTNode] = set()  # arguments of print() and log calls
         self.indices: Set[cst.CSTNode] = set()  # int device indices: `.to(gpu_id)`
+        # Names assigned `torch.cuda.current_device()`: an int, a device index.
+        self.index_variables: Set[str] = set()
 
     # -- classification, top-down ---------------------------------------------
     def mark(self, node: cst.CSTNode, kind: Kind, code: str) -> None:
-        if kind in (Kind.OBJECT, Kind.LOCATION) and is_index_name(node):
+        if kind in (Kind.OBJECT, Kind.LOCATION) and (
+            is_index_name(node)
+            or isinstance(node, cst.Name)
+            and node.value in self.index_variables
+        ):
             self.indices.add(node)
         if device_literal(node) or isinstance(node, cst.IfExp):
             self.kinds.setdefault(node, (kind, code))
@@ -139,6 +150,11 @@ class DeviceStrings(AcceleratedBranches, Pass):
     def visit_Assign(self, node: cst.Assign) -> None:
         if any(mentions_device(target_name(t.target)) for t in node.targets):
             self.mark(node.value, Kind.STRING, "TP105")
+        value = node.value
+        if isinstance(value, cst.Call) and self.callee(value) == CURRENT_DEVICE:
+            self.index_variables.update(
+                t.target.value for t in node.targets if isinstance(t.target, cst.Name)
+            )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and mentions_device(target_name(node.target)):
@@ -266,56 +282,6 @@ class DeviceStrings(AcceleratedBranches, Pass):
 
     def _is_template(self, node: cst.CSTNode) -> bool:
         return self.kinds.get(node, (None,))[0] is Kind.TEMPLATE
-
-    def _format_call(self, original: cst.Call, updated: cst.Call):
-        """ "cuda:{}".format(i) -> "{}:{}".format(DEVICE().type, i): the device type
-        becomes the template's first argument."""
-        template = original.func.value  # type: ignore[attr-defined]
-        field = _FORMAT_FIELD.search(str(template.evaluated_value))
-        if field is None or not self.record_and_decide(template, "TP102"):
-            return updated
-        index, rest = field.group("index"), field.group("rest")
-        if index:  # numbered fields cannot mix with automatic ones: "{0}:{1}"
-            text = "{0}:{%d%s}" % (int(index) + 1, rest)
-        else:
-            text = "{}:{%s}" % rest
-        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        head = cst.Arg(
-            self._string_type(),
-            comma=comma if updated.args else cst.MaybeSentinel.DEFAULT,
-        )
-        return updated.with_changes(
-            func=updated.func.with_changes(value=self._quoted(template, text)),
-            args=[head, *updated.args],
-        )
-
-    def _percent(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
-        """ "cuda:%d" % i -> "%s:%d" % (DEVICE().type, i)."""
-        if not self.record_and_decide(original.left, "TP102"):
-            return updated
-        text = "%s" + str(original.left.evaluated_value)[len("cuda") :]  # type: ignore
-        values = updated.right
-        if isinstance(values, cst.Tuple) and not any(
-            isinstance(e, cst.StarredElement) for e in values.elements
-        ):
-            elements = [e.value for e in values.elements]
-        else:
-            elements = [values]
-        right = self.expr(
-            "({device}.type, "
-            + ", ".join(f"{{v{i}}}" for i in range(len(elements)))
-            + ")",
-            **{f"v{i}": e for i, e in enumerate(elements)},
-        )
-        return updated.with_changes(left=self._quoted(original.left, text), right=right)
-
-    @staticmethod
-    def _quoted(original: cst.SimpleString, text: str) -> cst.SimpleString:
-        """``text`` as a literal with the quotes and prefix of ``original``."""
-        quote = original.quote
-        if quote in text or "\\" in text:
-            return cst.SimpleString(repr(text))
-        return cst.SimpleString(original.prefix + quote + text + quote)
 
     def leave_BinaryOperation(self, original_node, updated_node):
         if isinstance(original_node.operator, cst.Modulo) and self._is_template(
