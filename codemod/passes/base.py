@@ -118,6 +118,7 @@ class FileContext:
         self.needs_device = False
         self.needs_torch = False  # some pass emitted `torch.<...>`
         self.binding_exists = False  # the module already has the binding
+        self.binding_span: Optional[Tuple[int, int]] = None  # an accessor's lines
         self.binding_index: Optional[int] = None  # user statement to turn into it
         self.device_import: Optional[str] = None  # import of the project's own device
         # (line, module, obj, asname) of imports a pass made unused: removed after

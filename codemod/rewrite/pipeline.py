@@ -152,6 +152,9 @@ def chunks_of(located: Located, context: FileContext):
         located.function,
         binding_line,
     )
+    if context.binding_span:  # the accessor torchport wrote: no pass reads it
+        first, last = context.binding_span
+        found = [c for c in found if not (first <= c.start and c.end <= last)]
     return _parsed(found, located)
 
 
@@ -339,9 +342,10 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
             diagnostics = [
                 replace(d, line=mapping.get(d.line, d.line)) for d in diagnostics
             ]
-        diagnostics = place.with_binding_reports(
-            diagnostics, code, context, mapping, positions, visit.device_uses
-        )
+    # Below torch 2.6 each binding, added or already there, knows only CUDA.
+    diagnostics = place.with_binding_reports(
+        diagnostics, code, context, mapping, positions, visit.device_uses
+    )
     return Rewrite(source, code, diagnostics)
 
 

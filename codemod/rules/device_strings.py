@@ -5,7 +5,6 @@ The pass that finds and rewrites their sites is ``codemod.passes.device_strings`
 
 from __future__ import annotations
 
-from codemod.model.versions import ACCELERATOR_TORCH
 from codemod.model.rule import Fix, Rule
 from codemod.rules.examples import EXAMPLE_BINDING
 
@@ -15,7 +14,7 @@ RULES = (
         "cuda-device-object",
         '`torch.device("cuda")` hard-codes the CUDA device',
         Fix.SAFE,
-        ACCELERATOR_TORCH,
+        None,  # the binding alone: the CUDA one below torch 2.6
         what='Replaces `torch.device("cuda")` with the module\'s device binding, and '
         '`torch.device("cuda", i)` with `torch.device(DEVICE().type, i)`.',
         why="A hard-coded CUDA device fails on a machine without CUDA and never uses "
@@ -37,7 +36,7 @@ RULES = (
         "cuda-device-argument",
         '"cuda" passed as a device argument',
         Fix.SAFE,
-        ACCELERATOR_TORCH,
+        None,  # the binding alone: the CUDA one below torch 2.6
         what='Rewrites `"cuda"` and `"cuda:N"` passed where PyTorch takes a device: '
         "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
         "`torch.set_default_device(...)`, `torch.autocast(...)`; and device templates "
@@ -65,7 +64,7 @@ RULES = (
         "cuda-if-available",
         '`"cuda" if torch.cuda.is_available() else "cpu"` picks only CUDA',
         Fix.SAFE,
-        ACCELERATOR_TORCH,
+        None,  # the binding alone: the CUDA one below torch 2.6
         what='Replaces `"cuda" if torch.cuda.is_available() else "cpu"` with '
         '`DEVICE().type` (or `DEVICE()` inside `torch.device(...)`), and the "cuda" of '
         'any other `"cuda" if ... else "cpu"` with `DEVICE().type`.',
@@ -99,7 +98,7 @@ RULES = (
         "cuda-device-comparison",
         'comparison with the "cuda" device string',
         Fix.SAFE,
-        ACCELERATOR_TORCH,
+        None,  # the binding alone: the CUDA one below torch 2.6
         what='Rewrites `x == "cuda"`, `x != "cuda"`, `"cuda" in x` and `"cuda" not in '
         'x` into tests against the accelerator: `x == DEVICE().type != "cpu"`.',
         why="The test means 'is this the accelerator?'. The `!= \"cpu\"` half keeps it "
@@ -137,7 +136,7 @@ RULES = (
         "cuda-device-variable",
         '"cuda" assigned to a device variable or default',
         Fix.SAFE,
-        ACCELERATOR_TORCH,
+        None,  # the binding alone: the CUDA one below torch 2.6
         what='Rewrites `"cuda"` assigned to a name containing "device", used as a '
         "parameter default of such a name, as a `--device` option default, or as the "
         'value of a `"device"` key.',

@@ -6,7 +6,6 @@ The pass that finds and rewrites their sites is ``codemod.passes.tensor_methods`
 
 from __future__ import annotations
 
-from codemod.model.versions import ACCELERATOR_TORCH
 from codemod.model.rule import Fix, Rule
 from codemod.rules.examples import EXAMPLE_BINDING
 
@@ -16,7 +15,7 @@ RULES = (
         "cuda-method",
         "`.cuda()` moves to CUDA only; use `.to(DEVICE())`",
         Fix.SAFE,
-        ACCELERATOR_TORCH,
+        None,  # the binding alone: the CUDA one below torch 2.6
         what="Rewrites `x.cuda()` to `x.to(DEVICE())`, keeping `non_blocking=` and "
         "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(DEVICE().type, i))`. "
         "A storage (the first parameter of a `map_location=` lambda, or a name that "
@@ -44,7 +43,7 @@ RULES = (
         "is-cuda",
         "`.is_cuda` only knows CUDA",
         Fix.SAFE,
-        ACCELERATOR_TORCH,
+        None,  # the binding alone: the CUDA one below torch 2.6
         what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE().type != "cpu")`. As '
         "what an `assert` checks (alone or in an `and` chain), it becomes "
         "`x.device.type == DEVICE().type`: the tensor is where the program computes. "
@@ -83,7 +82,7 @@ RULES = (
         "pin-memory",
         "`pin_memory()` raises on a machine without an accelerator",
         Fix.SAFE,
-        ACCELERATOR_TORCH,
+        None,  # the binding alone: the CUDA one below torch 2.6
         what='Rewrites `x.pin_memory()` to `(x.pin_memory() if DEVICE().type != "cpu" '
         "else x)` and `pin_memory=True` in tensor factories to `pin_memory=DEVICE().type "
         '!= "cpu"`. A factory pinned at once, `torch.randn(2).pin_memory()`, becomes '

@@ -353,19 +353,25 @@ def with_binding_reports(
     it knows only CUDA there (TP103), as a second run would say of it. Lines are in
     ``positions`` ("output", or "input": the first line that needs the device)."""
     target = context.options.target_torch
-    if target >= ACCELERATOR_TORCH or not context.needs_device:
+    if target >= ACCELERATOR_TORCH:
         return diagnostics
     value = binding_value(context)  # the accessor returns it, a binding holds it
-    kept = set(mapping.values())  # output lines that come from the input
+    source_line = {out: number for number, out in mapping.items()}
     added = []
     for number, line in enumerate(split_lines(code), start=1):
-        if number in kept or value not in line:
+        if value not in line:
             continue
         where = (number, line.index(value) + 1)
-        if positions != "output":
-            where = (uses[0].start if uses else 1, 1)
+        if number in source_line:  # a binding the module has (its own, or earlier)
+            what = "the device binding"
+            if positions != "output":
+                where = (source_line[number], where[1])
+        else:
+            what = "the device binding added here"
+            if positions != "output":
+                where = (uses[0].start if uses else 1, 1)
         message = (
-            f"the device binding added here, `{value}`, picks only CUDA:"
+            f"{what}, `{value}`, picks only CUDA:"
             f" torch.accelerator needs torch >= {format_version(ACCELERATOR_TORCH)};"
             f" target is {format_version(target)}"
         )

@@ -208,6 +208,11 @@ def _use_accessor(context: FileContext, accessor: ast.FunctionDef) -> None:
     context.binding_line = min(
         [accessor.lineno] + [d.lineno for d in accessor.decorator_list]
     )
+    # Its own body is torchport's (below 2.6 it is CUDA's availability check).
+    context.binding_span = (
+        context.binding_line,
+        accessor.end_lineno or accessor.lineno,
+    )
 
 
 def _functools_name(facts: ModuleFacts) -> str:
