@@ -38,7 +38,7 @@ TPSIM_HAS = {"manual_seed_all", "get_rng_state", "set_rng_state"}
 
 
 def test_there_are_device_module_idioms():
-    assert len(MEMBERS) >= 10 and "synchronize" in MEMBERS.values()
+    assert len(MEMBERS) >= 3 and "manual_seed_all" in MEMBERS.values()
 
 
 @pytest.mark.parametrize(

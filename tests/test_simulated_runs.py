@@ -96,15 +96,7 @@ CUDA_TENSOR_TYPE = (
 
 # case -> (idiom at fault, the error line on tpsim)
 FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
-    "TP102/int_device_index": _lacks("synchronize"),
-    "TP301/alias_import_as": _lacks("synchronize"),
     "TP301/device_count_data_parallel": (DATA_PARALLEL, SCATTER),
-    "TP301/early_exit_guards": _lacks("synchronize"),
-    "TP301/from_torch_cuda_import": _lacks("synchronize"),
-    "TP301/from_torch_import_cuda": _lacks("synchronize"),
-    "TP301/guard_portable_body": _lacks("synchronize"),
-    "TP304/import_torch_cuda": _lacks("synchronize"),
-    "TP304/synchronize_benchmark": _lacks("synchronize"),
     "TP305/set_stream": _lacks("current_stream"),
     "TP305/side_stream": _lacks("Stream"),
     "TP305/stream_methods": _lacks("Stream"),
@@ -113,9 +105,7 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     "TP306/inference_benchmark": _lacks("manual_seed"),
     "TP307/event_timing_benchmark": _lacks("Event"),
     "TP307/known_event_receivers": _lacks("Event"),
-    "TP308/guard_implied": _lacks("synchronize"),
     "TP308/guarded_statements": _lacks("manual_seed"),
-    "TP308/inside_device_test": _lacks("synchronize"),
     "TP310/manual_seed": _lacks("manual_seed"),
     "TP310/reseed_random": _lacks("seed"),
     "TP311/rng_state_checkpoint": _lacks("get_rng_state_all"),
@@ -138,9 +128,7 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     "programs/checkpoint_rng_resume": _lacks("get_rng_state_all"),
     "programs/data_prefetcher": _lacks("Stream"),
     "programs/dataparallel_multi_gpu": (DATA_PARALLEL, SCATTER),
-    "programs/early_return_gpu_info": _lacks("synchronize"),
-    "programs/eval_loop_empty_cache": _lacks("synchronize"),
-    "programs/event_timed_benchmark": _lacks("synchronize"),
+    "programs/event_timed_benchmark": _lacks("Event"),
     "programs/fork_rng_dropout": _lacks("manual_seed"),
     "programs/gan_training": (
         CUDA_TENSOR_TYPE,
@@ -149,8 +137,6 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     "programs/seed_everything": _lacks("manual_seed"),
     "programs/side_streams": _lacks("current_stream"),
     "programs/stream_sync_copy_back": _lacks("current_stream"),
-    "programs/style/cleanup_guards": _lacks("synchronize"),
-    "programs/wallclock_benchmark": _lacks("synchronize"),
 }
 # case -> (idiom at fault, the first tpsim line that differs)
 DIFFERS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
@@ -189,6 +175,14 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
     "TP301/target_2_6": ByDesign(ON_ACCELERATOR, [("False 0", "True 2")]),
     "TP303/device_context_int_index": ByDesign(
         "one total per device", [("[2.0, 4.0]", "[2.0, 2.0, 4.0]")]
+    ),
+    "TP308/guard_implied": ByDesign(
+        ON_ACCELERATOR + " (allocator statistics)",
+        [("", "allocated True\npeak True\n"), ("reserved 0", "reserved 8")],
+    ),
+    "TP308/inside_device_test": ByDesign(
+        ON_ACCELERATOR + " (allocator statistics); " + DEVICE_RNG,
+        [("no accelerator 0", "peak MiB 0"), ("-1.9091", "-4.0815")],
     ),
     "TP313/isinstance": ByDesign(
         ON_ACCELERATOR + " (a tensor on it)",
@@ -232,6 +226,9 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
         ON_ACCELERATOR + " (the device index of a tensor on it)",
         [("index -1", "index 0")],
     ),
+    "programs/early_return_gpu_info": ByDesign(
+        ON_ACCELERATOR, [("summary: no GPU", "summary: 2 GPU(s), current 0")]
+    ),
     "programs/fstring_cuda_report": ByDesign(
         ON_ACCELERATOR,
         [
@@ -253,6 +250,10 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
             ("added 0.000 MiB", "added 0.125 MiB"),
             ("reserved 0.0 MiB", "reserved 0.4 MiB"),
         ],
+    ),
+    "programs/style/cleanup_guards": ByDesign(
+        ON_ACCELERATOR + " (allocator statistics); " + DEVICE_RNG,
+        [("", "allocated True\n"), ("x mean -0.0179", "x mean -0.0478")],
     ),
     "programs/style/mnist_main": ByDesign(
         "shuffles its data only where there is an accelerator",
@@ -281,7 +282,6 @@ KINDS_NEVER_EXECUTED: Dict[str, str] = {
             "seed_all",
             "set_rng_state_all",
             "stream",
-            "synchronize",
         )
     },
     "torch.get_device_module(DEVICE).set_rng_state()": (
@@ -289,9 +289,6 @@ KINDS_NEVER_EXECUTED: Dict[str, str] = {
         " passes it a state on the device, which it refuses"
     ),
     "torch.accelerator.set_stream()": NOT_REACHED + " (TP305/set_stream)",
-    "A != DEVICE.type (value on an accelerator)": HOST_DATA
-    + "TP104/comparison passes a host tensor's device; TP308/inside_device_test"
-    " fails before it",
     "DEVICE.type not in A (value on an accelerator)": HOST_DATA
     + "TP104/membership passes a host tensor's device string",
     'not (A == DEVICE.type != "cpu") (value on an accelerator)': HOST_DATA

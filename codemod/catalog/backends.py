@@ -153,13 +153,6 @@ OOM_RAISED = (
 )
 
 IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
-    f"{DEVICE_MODULE}.synchronize()": _device_module(
-        _yes(CUDA_INIT, "synchronize"),
-        _yes(CPU_INIT, "synchronize"),
-        _yes(MPS_INIT, "synchronize"),
-        _yes(XPU_INIT, "synchronize"),
-        _tpu("synchronize"),
-    ),
     f"{DEVICE_MODULE}.current_stream()": _device_module(
         _yes(CUDA_INIT, "current_stream"),
         _yes(

@@ -73,6 +73,7 @@ PARAMS: Dict[str, Tuple[Param, ...]] = {
         for name in ("is_available", "device_count", "current_device", "empty_cache")
     },
     "torch.cuda.set_device": _DEVICE,
+    "torch.cuda.synchronize": _DEVICE,
     "torch.cuda.device": (Param("device", positional_only=True, index_only=True),),
     "torch.cuda.set_stream": (Param("stream"),),
     **{
@@ -116,7 +117,8 @@ ROWS: List[Row] = [
         rewrite="device_index",
         min_torch=DEVICE_INDEX_TORCH,
     ),
-    _runtime("synchronize", "TP304", _MOD + "synchronize"),
+    # torch.accelerator.synchronize raises without an accelerator: a no-op there.
+    _runtime("synchronize", "TP304", _ACC + "synchronize", "None"),
     # torch.cpu.Stream takes a priority only: a stream of a device is CPU's no-op one.
     _runtime("Stream", "TP305", _MOD + "Stream", "{torch}.cpu.Stream()", "stream"),
     _runtime("current_stream", "TP305", _MOD + "current_stream"),

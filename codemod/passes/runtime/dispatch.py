@@ -51,9 +51,10 @@ class CudaRuntime(AcceleratedBranches, Pass):
     # sees its whole top-level statement (a variable of a function, an attribute
     # set in __init__). `torch.cuda.synchronize()` needs no binding, nor a call's
     # result (`current_stream().synchronize()`, or the emitted
-    # `get_device_module(DEVICE()).synchronize()`: a second run must chunk as the first).
+    # `torch.accelerator.synchronize()`: a second run must chunk as the first).
     CONTEXT = re.compile(
-        r"elapsed_time|record_stream|(?<!cuda)(?<!\))\.(?:synchronize|query)\("
+        r"elapsed_time|record_stream"
+        r"|(?<!cuda)(?<!accelerator)(?<!\))\.(?:synchronize|query)\("
         r"|cuda\.device\("
     )
 
@@ -81,6 +82,13 @@ class CudaRuntime(AcceleratedBranches, Pass):
         if under(name, ELSEWHERE) or name == "torch.cuda":
             return None
         return API.get(name, UNKNOWN)
+
+    def needs_accelerator(self, test: cst.BaseExpression) -> bool:
+        """Also ``if x.is_cuda:``: its body runs only with a tensor on CUDA, or, once
+        TP202 rewrites the test, on the accelerator."""
+        if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
+            return True
+        return super().needs_accelerator(test)
 
     # -- classification, top-down ---------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:

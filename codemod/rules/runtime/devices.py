@@ -143,12 +143,14 @@ RULES = (
         "`torch.cuda.synchronize()` only knows CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="Rewrites `torch.cuda.synchronize()` to "
-        "`torch.get_device_module(DEVICE()).synchronize()`.",
-        why="`torch.accelerator.synchronize()` raises without an accelerator; "
-        "`torch.cpu.synchronize()` is a no-op.",
+        what="Rewrites `torch.cuda.synchronize(device)` to "
+        '`torch.accelerator.synchronize(device)`, behind `DEVICE().type != "cpu"`.',
+        why="`torch.accelerator.synchronize()` is what every accelerator implements "
+        "(a backend's device module need not have `synchronize`); it raises without "
+        "an accelerator, where there is nothing to wait for.",
         before=("import torch\n" "\n" "torch.cuda.synchronize()"),
-        after=EXAMPLE_BINDING + "torch.get_device_module(DEVICE()).synchronize()",
+        after=EXAMPLE_BINDING
+        + 'if DEVICE().type != "cpu":\n    torch.accelerator.synchronize()',
         valid=(
             ("import torch\n" "\n" "torch.cpu.synchronize()"),
             (
@@ -160,7 +162,9 @@ RULES = (
                 "Clock().synchronize()"
             ),
         ),
-        safety="Safe: on CUDA the device module is torch.cuda.",
+        safety="Safe: on CUDA it waits for the same device (the current one, or the "
+        "one given). It does not initialise CUDA where torch.cuda.synchronize() "
+        "would: before CUDA is initialised there is no work to wait for.",
     ),
     Rule(
         "TP305",
