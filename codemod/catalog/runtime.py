@@ -15,6 +15,7 @@ from codemod.model.versions import (
     MEMORY_INFO_TORCH,
     MEMORY_TORCH,
     OOM_ERROR_TORCH,
+    STREAM_CONTEXT_TORCH,
 )
 
 _ACC = "{torch}.accelerator."
@@ -76,6 +77,17 @@ PARAMS: Dict[str, Tuple[Param, ...]] = {
     "torch.cuda.synchronize": _DEVICE,
     "torch.cuda.device": (Param("device", positional_only=True, index_only=True),),
     "torch.cuda.set_stream": (Param("stream"),),
+    "torch.cuda.current_stream": _DEVICE,
+    "torch.cuda.Stream": (Param("device"), Param("priority", keyword_only=True)),
+    # torch.Event takes blocking and interprocess but ignores them (its
+    # documentation says so from torch 2.8), and has no external.
+    "torch.cuda.Event": (
+        Param("enable_timing", keyword_only=True),
+        *(
+            Param(name, keyword_only=True, default_only=True)
+            for name in ("blocking", "interprocess", "external")
+        ),
+    ),
     **{
         f"torch.cuda.{name}": _DEVICE
         for name in (
@@ -119,19 +131,38 @@ ROWS: List[Row] = [
     ),
     # torch.accelerator.synchronize raises without an accelerator: a no-op there.
     _runtime("synchronize", "TP304", _ACC + "synchronize", "None"),
-    # torch.cpu.Stream takes a priority only: a stream of a device is CPU's no-op one.
-    _runtime("Stream", "TP305", _MOD + "Stream", "{torch}.cpu.Stream()", "stream"),
-    _runtime("current_stream", "TP305", _MOD + "current_stream"),
-    _runtime("stream", "TP305", _MOD + "stream"),
-    _runtime("set_stream", "TP305", _ACC + "set_stream", "None"),
-    # On the CPU every torch.cpu stream is the same no-op.
+    # torch.Stream, torch.Event and torch.accelerator's streams: what every
+    # accelerator implements. On the CPU torch.cpu's no-op stand-ins (a CPU
+    # torch.Stream cannot wait_stream, a CPU torch.Event cannot record).
     _runtime(
-        "default_stream",
-        "TP305",
-        _MOD + "default_stream",
-        "{torch}.cpu.current_stream()",
+        "Stream", "TP305", "{torch}.Stream", "{torch}.cpu.Stream()", "stream_object"
     ),
-    _runtime("Event", "TP306", _MOD + "Event", "{torch}.cpu.Event()"),
+    _runtime(
+        "current_stream",
+        "TP305",
+        _ACC + "current_stream",
+        "{torch}.cpu.current_stream()",
+        "stream_object",
+    ),
+    # `with torch.cuda.stream(s):` -> `with s:` (torch.Stream is a context manager).
+    _runtime(
+        "stream",
+        "TP305",
+        "{torch}.cpu.stream",
+        rewrite="stream_context",
+        min_torch=STREAM_CONTEXT_TORCH,
+    ),
+    _runtime("set_stream", "TP305", _ACC + "set_stream", "None"),
+    Row(
+        ("torch.cuda.default_stream",),
+        "TP305",
+        "cuda_runtime",
+        rewrite="report",
+        advice="no accelerator has a portable default stream; "
+        "`torch.accelerator.current_stream()` is the same stream outside any "
+        "`with stream:` block or `set_stream`",
+    ),
+    _runtime("Event", "TP306", "{torch}.Event", "{torch}.cpu.Event()", "stream_object"),
     Row(
         ("Event.elapsed_time",),
         "TP307",

@@ -99,6 +99,10 @@ class CpuGuard:
         self.statements[node] = call
         return node
 
+    def unwrap(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """The call of a guard made here (``node``), for use under another guard."""
+        return self.statements.get(node, node)
+
     def hoist(self, original_node, updated_node):
         """``(call if guard else 0) / 2**20`` becomes ``call / 2**20 if guard else
         0.0``: the guard covers the whole figure, so black never wraps the division

@@ -55,7 +55,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
     CONTEXT = re.compile(
         r"elapsed_time|record_stream"
         r"|(?<!cuda)(?<!accelerator)(?<!\))\.(?:synchronize|query)\("
-        r"|cuda\.device\("
+        r"|cuda\.device\(|(?:cuda|cpu)\.stream\("
     )
 
     def __init__(self, context) -> None:
@@ -71,6 +71,8 @@ class CudaRuntime(AcceleratedBranches, Pass):
         # Calls whose int result is passed as a device: `current_device()`,
         # `x.get_device()` (-1 for a CPU tensor), with their rows.
         self.as_device: Dict[cst.Call, Row] = {}
+        # Calls a `with` enters, bound to no name (`with torch.cuda.stream(s):`).
+        self.with_items: Set[cst.CSTNode] = set()
         words = context.facts.identifiers
         self.uses_events = "Event" in words and "cuda" in words
 
@@ -113,6 +115,10 @@ class CudaRuntime(AcceleratedBranches, Pass):
         self.note_flag(node)
         if isinstance(node.body, cst.Call) and attribute_name(node.body) in METHODS:
             self.guarded.add(node.body)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is None:
+            self.with_items.add(node.item)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self.guard.quotes.append(node.quote)

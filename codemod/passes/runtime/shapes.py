@@ -21,7 +21,6 @@ from codemod.model.rule import Fix
 from codemod.passes.guards import is_binding_type
 from codemod.passes.runtime.cpu_guard import guard_test
 from codemod.passes.runtime.tables import (
-    CPU_STREAM_KEYWORDS,
     INT,
     METHOD_KINDS,
     STREAM,
@@ -62,6 +61,11 @@ METHOD_MESSAGES = {
     "record_stream": "`.record_stream(stream)`: CPU tensors have none; kept for "
     "accelerators",
 }
+UNKNOWN_STREAM = (
+    "`torch.cuda.stream(s)` where torchport cannot tell that `s` is a stream made "
+    "here (it may be None, which CUDA ignores), or not entered by `with` itself: use "
+    "`with s:` where `s` is a torch.Stream (torch >= 2.7)"
+)
 UNKNOWN_EVENT = (
     "`.elapsed_time()` of an object torchport cannot tell is a CUDA event: left as it "
     'is; CPU events cannot time (use `... if DEVICE().type != "cpu" else float("nan")` '
@@ -93,20 +97,54 @@ def call(runtime, original, updated, row: Row, short: str):
     return runtime.guard.expression(original, new, row.cpu)
 
 
-@shape("stream")
-def stream(runtime, original, updated, row: Row, short: str):
-    """``torch.cuda.Stream(...)`` through the device module; torch.cpu's stream
-    takes a priority only, so a stream given anything else (a device) is made
-    on an accelerator alone, and is torch.cpu's no-op stream on the CPU."""
+# What a torch.cuda stream or event has that torch.Stream and torch.Event lack.
+RAW_HANDLES = {
+    "TP305": ("cuda_stream", "torch.Stream"),
+    "TP306": ("cuda_event", "torch.Event"),
+}
+
+
+@shape("stream_object")
+def stream_object(runtime, original, updated, row: Row, short: str):
+    """A stream or an event made by torch itself (``torch.Stream``,
+    ``torch.accelerator.current_stream()``, ``torch.Event``), as ``call`` writes it;
+    in a module that reads the CUDA handle they lack (``.cuda_stream``), reported."""
+    handle, kind = RAW_HANDLES[row.code]
+    if handle in runtime.context.facts.identifiers:
+        runtime.report(
+            original,
+            row.code,
+            f"`torch.{short}(...)`: the module reads `.{handle}`, which a {kind} "
+            "lacks: left as it is",
+        )
+        return updated
+    return call(runtime, original, updated, row, short)
+
+
+@shape("stream_context")
+def stream_context(runtime, original, updated, row: Row, short: str):
+    """``with torch.cuda.stream(s):`` becomes ``with s:`` (a torch.Stream is a
+    context manager: it makes itself current, on its device, and restores both), and
+    ``torch.cpu.stream(s)`` on the CPU, where ``s`` is torch.cpu's stand-in. Only
+    where ``s`` is known to be a stream (``torch.cuda.stream(None)`` is a no-op) and
+    the call is what the ``with`` enters (no ``as``: the two give other values)."""
+    value = _only_argument(original, "stream")
+    if (
+        value is None
+        or original not in runtime.with_items
+        or runtime.objects.kind(value) != STREAM
+    ):
+        runtime.report(original, row.code, UNKNOWN_STREAM)
+        return updated
     if not runtime.applied(original, row.code, min_torch=row.min_torch):
         return updated
-    new = updated.with_changes(func=runtime.expr(row.portable))
-    if all(
-        a.keyword is not None and a.keyword.value in CPU_STREAM_KEYWORDS
-        for a in updated.args
-    ):
-        return new
-    return runtime.guard.expression(original, new, row.cpu)  # type: ignore[arg-type]
+    stream = _only_argument(updated, "stream")
+    if runtime.in_accelerated_branch():
+        return stream
+    return runtime.expr(
+        "{stream} if " + guard_test() + " else " + row.portable + "({stream})",
+        stream=stream,
+    )
 
 
 @shape("name")
@@ -222,6 +260,12 @@ def object_method(runtime, original, updated, row: Row, short: str):
     message = METHOD_MESSAGES.get(method, "")
     if not runtime.record_and_decide(original, row.code, message, None, row.min_torch):
         return updated
+    # Under this guard, the stream it is called on (or given) needs none of its own.
+    unwrap = runtime.guard.unwrap
+    updated = updated.with_changes(
+        func=updated.func.with_changes(value=unwrap(updated.func.value)),
+        args=[a.with_changes(value=unwrap(a.value)) for a in updated.args],
+    )
     return runtime.guard.expression(original, updated, row.cpu)  # type: ignore
 
 
@@ -232,10 +276,15 @@ def _is_device_type(runtime, node: cst.CSTNode) -> bool:
 
 def _device_index_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
     """The one argument of ``torch.cuda.device(...)``, if it has the usual form."""
+    return _only_argument(call, "device")
+
+
+def _only_argument(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    """The one argument of ``call``, by position or as ``name=``, if it has one."""
     args = call.args
     if len(args) != 1 or args[0].star:
         return None
-    if args[0].keyword is not None and args[0].keyword.value != "device":
+    if args[0].keyword is not None and args[0].keyword.value != name:
         return None
     return args[0].value
 
@@ -273,6 +322,18 @@ def mapped_arguments(
         ):
             return (
                 f"`{param.name}` must be an int index there, not a device or a string"
+            )
+        if param.default_only:
+            if not is_name(arg.value, "False"):
+                return f"`{param.name}=` is not honoured there"
+            continue  # its default, said or not
+        if param.keyword_only and arg.keyword is None:
+            arg = arg.with_changes(
+                keyword=cst.Name(param.name),
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""),
+                    whitespace_after=cst.SimpleWhitespace(""),
+                ),
             )
         if param.positional_only:
             if any(v is None for v in values[:index]):

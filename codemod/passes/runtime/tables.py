@@ -51,8 +51,6 @@ METHOD_KINDS = {
     name: STREAM if row.name.startswith(("Stream.", "Tensor.")) else EVENT
     for name, row in METHODS.items()
 }
-# What torch.cpu.Stream(...) takes (checked on torch 2.13: `priority` alone).
-CPU_STREAM_KEYWORDS = {"priority"}
 
 
 def canonical(name: str) -> str:

@@ -9,11 +9,7 @@ from codemod.rules.examples import EXAMPLE_BINDING
 
 # A timing event as the examples' rewrite makes it (TP306, TP307).
 _TIMING_EVENT = (
-    "(\n"
-    "    torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
-    '    if DEVICE().type != "cpu"\n'
-    "    else torch.cpu.Event()\n"
-    ")"
+    'torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()'
 )
 
 RULES = (
@@ -172,19 +168,24 @@ RULES = (
         "`torch.cuda` streams only know CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`torch.cuda.Stream()`, `current_stream()`, `default_stream()` and "
-        "`stream(s)` go through `torch.get_device_module(DEVICE())` (a `Stream(...)` "
-        'given a device is made behind `DEVICE().type != "cpu"`, `torch.cpu.Stream()` '
-        "on the CPU, whose stream takes no device); `set_stream(s)` "
-        'becomes `torch.accelerator.set_stream(s)` behind `DEVICE().type != "cpu"`. '
-        "On a stream known by its binding (made by one of these calls, in the same "
-        "function, or an attribute always set so), `.synchronize()` and `.query()`, "
-        "and `x.record_stream(stream)`, are kept for accelerators: a statement goes "
-        'behind `if DEVICE().type != "cpu":`, `query()` is True on the CPU.',
-        why="torch.cpu has no-op streams (`wait_stream`, `wait_event`, `with "
-        "stream(s):` work), so side-stream code still runs on the CPU; they have no "
-        "`synchronize` or `query`, CPU tensors have no `record_stream`, and "
-        "`torch.Stream(DEVICE()).wait_stream` raises there.",
+        what="`torch.cuda.Stream(...)` becomes `torch.Stream(...)` and "
+        "`current_stream(device)` `torch.accelerator.current_stream(device)`, both "
+        'behind `DEVICE().type != "cpu"` (torch.cpu\'s no-op `Stream()` and '
+        "`current_stream()` on the CPU); `set_stream(s)` becomes "
+        "`torch.accelerator.set_stream(s)` behind it. `with torch.cuda.stream(s):` "
+        "becomes `with s:` (torch >= 2.7; `torch.cpu.stream(s)` on the CPU) where `s` "
+        "is known to be such a stream. On a stream known by its binding (made by one "
+        "of these calls, in the same function, or an attribute always set so), "
+        "`.synchronize()` and `.query()`, and `x.record_stream(stream)`, are kept for "
+        'accelerators: a statement goes behind `if DEVICE().type != "cpu":`, '
+        "`query()` is True on the CPU. `default_stream()` is reported: no "
+        "accelerator API names the default stream.",
+        why="torch.Stream and torch.accelerator's streams are what every accelerator "
+        "implements; a backend's device module need not have `Stream`, "
+        "`current_stream` or `stream` (torch.mps has none, torch.xpu no "
+        "`default_stream`). On the CPU a torch.Stream cannot `wait_stream`, so "
+        "torch.cpu's no-op streams stand in; they have no `synchronize` or `query`, "
+        "and CPU tensors have no `record_stream`.",
         before=(
             "import torch\n"
             "\n"
@@ -195,8 +196,8 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            "s = torch.get_device_module(DEVICE()).Stream()\n"
-            "with torch.get_device_module(DEVICE()).stream(s):\n"
+            's = torch.Stream() if DEVICE().type != "cpu" else torch.cpu.Stream()\n'
+            'with s if DEVICE().type != "cpu" else torch.cpu.stream(s):\n'
             "    x = torch.ones(2)\n"
             'if DEVICE().type != "cpu":\n'
             "    s.synchronize()"
@@ -217,9 +218,13 @@ RULES = (
                 "    x = torch.ones(2)"
             ),
         ),
-        safety="Safe: on CUDA the device module is torch.cuda and every call is "
-        "unchanged. MPS has no stream API in its device module; XPU has no "
-        "`default_stream`.",
+        safety="Safe: on CUDA `torch.Stream()` is a new stream of the current device, "
+        "from the same pool and with the priority given, as `torch.cuda.Stream()`; "
+        "`current_stream()` is the same stream; `with s:` makes `s` current on its "
+        "device and restores the previous stream and device, as "
+        "`torch.cuda.stream(s)` does. They are torch.Stream objects, without "
+        "`.cuda_stream`: in a module that reads it they are reported instead. A "
+        "`torch.cuda.stream(s)` given what may be None (a no-op there) is reported.",
     ),
     Rule(
         "TP306",
@@ -227,10 +232,13 @@ RULES = (
         "`torch.cuda.Event` only knows CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`torch.cuda.Event(...)` becomes `torch.get_device_module(DEVICE()).Event(...)`"
-        " on an accelerator and `torch.cpu.Event()` on the CPU.",
-        why="`torch.Event(DEVICE()).record()` raises on the CPU; torch.cpu events record "
-        "and wait as no-ops.",
+        what="`torch.cuda.Event(enable_timing)` becomes "
+        "`torch.Event(enable_timing=...)` on an accelerator and `torch.cpu.Event()` on "
+        "the CPU. `blocking=`, `interprocess=` or `external=` other than False is "
+        "reported: torch.Event does not honour them.",
+        why="torch.Event is what every accelerator implements (a backend's device "
+        "module need not have `Event`); a CPU torch.Event cannot `record()`, torch.cpu "
+        "events record and wait as no-ops.",
         before=(
             "import torch\n"
             "\n"
@@ -243,9 +251,7 @@ RULES = (
         + (
             "def timer():\n"
             "    start = (\n"
-            "        torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
-            '        if DEVICE().type != "cpu"\n'
-            "        else torch.cpu.Event()\n"
+            '        torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()\n'
             "    )\n"
             "    return start"
         ),
@@ -253,7 +259,9 @@ RULES = (
             ("import threading\n" "\n" "done = threading.Event()"),
             ("import torch\n" "\n" "marker = torch.cpu.Event()\n" "marker.record()"),
         ),
-        safety="Safe: on CUDA the event is a torch.cuda.Event, as before.",
+        safety="Safe: on CUDA the same CUDA event (timing or not, created when first "
+        "recorded, on the recording stream's device), with the same methods; it is a "
+        "torch.Event, without `.cuda_event`: in a module that reads it, reported.",
     ),
     Rule(
         "TP307",
@@ -286,14 +294,10 @@ RULES = (
         + (
             "def timed(step):\n"
             "    start = (\n"
-            "        torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
-            '        if DEVICE().type != "cpu"\n'
-            "        else torch.cpu.Event()\n"
+            '        torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()\n'
             "    )\n"
             "    end = (\n"
-            "        torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
-            '        if DEVICE().type != "cpu"\n'
-            "        else torch.cpu.Event()\n"
+            '        torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()\n'
             "    )\n"
             "    start.record()\n"
             "    step()\n"
