@@ -97,10 +97,6 @@ CUDA_TENSOR_TYPE = (
 # case -> (idiom at fault, the error line on tpsim)
 FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     "TP301/device_count_data_parallel": (DATA_PARALLEL, SCATTER),
-    "TP306/inference_benchmark": _lacks("manual_seed"),
-    "TP308/guarded_statements": _lacks("manual_seed"),
-    "TP310/manual_seed": _lacks("manual_seed"),
-    "TP310/reseed_random": _lacks("seed"),
     "TP311/rng_state_checkpoint": _lacks("get_rng_state_all"),
     "TP314/device_name": _lacks("get_device_name"),
     "TP504/accelerated_branch": (
@@ -112,7 +108,6 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
         "RuntimeError: tpccl: ranks 0 and 1 both use tpsim:0; like NCCL, each rank"
         " needs its own device (torch.accelerator.set_device_index(local_rank))",
     ),
-    "end_to_end/char_gpt_amp": _lacks("manual_seed"),
     "end_to_end/checkpoint_resume": (
         RNG_STATE_LOADED,
         "TypeError: RNG state must be a torch.ByteTensor",
@@ -120,12 +115,10 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     "fstrings/requoted": _lacks("get_device_name"),
     "programs/checkpoint_rng_resume": _lacks("get_rng_state_all"),
     "programs/dataparallel_multi_gpu": (DATA_PARALLEL, SCATTER),
-    "programs/fork_rng_dropout": _lacks("manual_seed"),
     "programs/gan_training": (
         CUDA_TENSOR_TYPE,
         "RuntimeError: Cannot initialize CUDA without ATen_cuda library...",
     ),
-    "programs/seed_everything": _lacks("manual_seed"),
 }
 # case -> (idiom at fault, the first tpsim line that differs)
 DIFFERS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
@@ -270,9 +263,6 @@ KINDS_NEVER_EXECUTED: Dict[str, str] = {
         for name in (
             "get_device_name",
             "get_rng_state_all",
-            "manual_seed",
-            "seed",
-            "seed_all",
             "set_rng_state_all",
         )
     },

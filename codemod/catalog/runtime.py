@@ -47,6 +47,23 @@ def _runtime(
     )
 
 
+ONE_DEVICE = (
+    "seeds the current CUDA device only, and no accelerator API seeds one device; "
+    "left as it is (a no-op without CUDA). `torch.manual_seed(seed)` seeds the CPU "
+    "and every device; after it, `torch.cuda.manual_seed(seed)` is not needed"
+)
+RESEED = (
+    "reseeds CUDA from a random seed, and no accelerator API reseeds a device; left "
+    "as it is (a no-op without CUDA). `torch.seed()` reseeds the CPU and every device"
+)
+
+
+def _seed(name: str, portable=None, cpu=None, advice: str = "") -> Row:
+    """A CUDA seed (TP310), removed where it repeats torch.manual_seed."""
+    names = (f"torch.cuda.{name}",)
+    return Row(names, "TP310", "cuda_runtime", portable, cpu, "name", "seed", advice)
+
+
 def _memory(name: str, portable: str, cpu: str) -> Row:
     """A memory statistic (TP308): its torch.accelerator form needs torch 2.9."""
     return _runtime(name, "TP308", _ACC + portable, cpu, min_torch=MEMORY_TORCH)
@@ -219,10 +236,21 @@ ROWS: List[Row] = [
         "(0, 0)",
         min_torch=MEMORY_INFO_TORCH,
     ),
-    _runtime("manual_seed", "TP310", _MOD + "manual_seed", "None"),
-    _runtime("manual_seed_all", "TP310", _MOD + "manual_seed_all", "None"),
-    _runtime("seed", "TP310", _MOD + "seed", "None"),
-    _runtime("seed_all", "TP310", _MOD + "seed_all", "None"),
+    # Removed where they repeat torch.manual_seed(x) (codemod.passes.runtime.seeds).
+    # manual_seed seeds the current CUDA device only: no accelerator API seeds one
+    # device (torch.mps and torch.tpsim have no manual_seed_all either).
+    _seed("manual_seed", advice=ONE_DEVICE),
+    _seed("manual_seed_all", _MOD + "manual_seed_all", "None"),
+    *(
+        Row(
+            (f"torch.cuda.{name}",),
+            "TP310",
+            "cuda_runtime",
+            rewrite="report",
+            advice=RESEED,
+        )
+        for name in ("seed", "seed_all")
+    ),
     _runtime("get_rng_state", "TP311", _MOD + "get_rng_state", "None"),
     _runtime("set_rng_state", "TP311", _MOD + "set_rng_state", "None"),
     _runtime("get_rng_state_all", "TP311", _MOD + "get_rng_state_all", "[]"),

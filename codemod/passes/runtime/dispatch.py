@@ -22,6 +22,7 @@ from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.runtime.availability import AvailabilityTests
 from codemod.passes.runtime.bindings import CudaObjects
 from codemod.passes.runtime.cpu_guard import CpuGuard
+from codemod.passes.runtime.seeds import SEED_LINES, repeated_seeds
 from codemod.passes.runtime.shapes import shape_of
 from codemod.passes.runtime.tables import (
     API,
@@ -58,6 +59,11 @@ class CudaRuntime(AcceleratedBranches, Pass):
         r"|cuda\.device\(|(?:cuda|cpu)\.stream\("
     )
 
+    @classmethod
+    def hits_in(cls, source: str):
+        # A CUDA seed is decided with the torch.manual_seed before it (``seeds``).
+        return SEED_LINES if "cuda.manual_seed" in source else None
+
     def __init__(self, context) -> None:
         super().__init__(context)
         self.skip: Set[cst.CSTNode] = set()  # not references: handled or not names
@@ -71,6 +77,9 @@ class CudaRuntime(AcceleratedBranches, Pass):
         # Calls whose int result is passed as a device: `current_device()`,
         # `x.get_device()` (-1 for a CPU tensor), with their rows.
         self.as_device: Dict[cst.Call, Row] = {}
+        # CUDA seeds that repeat a torch.manual_seed (``seeds``), and those removed.
+        self.repeated_seeds: Set[cst.Call] = set()
+        self.removed: Set[cst.Call] = set()
         # Calls a `with` enters, bound to no name (`with torch.cuda.stream(s):`).
         self.with_items: Set[cst.CSTNode] = set()
         words = context.facts.identifiers
@@ -190,10 +199,12 @@ class CudaRuntime(AcceleratedBranches, Pass):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.availability.note_exits(node)
+        self.repeated_seeds |= repeated_seeds(node.body, self.qualified_name)
         self.objects.enter_chunk(node, top_level=self.context.col_offset == 0)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.availability.note_exits(node)
+        self.repeated_seeds |= repeated_seeds(node.body, self.qualified_name)
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self.availability.note_assert(node)
@@ -269,6 +280,9 @@ class CudaRuntime(AcceleratedBranches, Pass):
         return self.guard.merge(updated_node)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
+        expr = original_node.body[0]
+        if getattr(expr, "value", None) in self.removed:  # a repeated seed
+            return cst.RemoveFromParent()
         return self.guard.split_line(updated_node)
 
     def leave_SimpleStatementSuite(self, original_node, updated_node):

@@ -20,6 +20,7 @@ from codemod.catalog import Param, Row
 from codemod.model.rule import Fix
 from codemod.passes.guards import is_binding_type
 from codemod.passes.runtime.cpu_guard import guard_test
+from codemod.passes.runtime.seeds import removed_message
 from codemod.passes.runtime.tables import (
     INT,
     METHOD_KINDS,
@@ -28,6 +29,7 @@ from codemod.passes.runtime.tables import (
 )
 
 Shape = Callable[..., cst.BaseExpression]
+NO_NEW_API = (1, 0)  # a fix that writes nothing new (a removal): every target
 SHAPES: Dict[str, Shape] = {}
 
 
@@ -145,6 +147,23 @@ def stream_context(runtime, original, updated, row: Row, short: str):
         "{stream} if " + guard_test() + " else " + row.portable + "({stream})",
         stream=stream,
     )
+
+
+@shape("seed")
+def seed(runtime, original, updated, row: Row, short: str):
+    """A CUDA seed: removed where it repeats a ``torch.manual_seed`` (``seeds``);
+    otherwise as ``call`` writes it, or reported where the row has no portable
+    form (``manual_seed`` seeds the current CUDA device only)."""
+    if original in runtime.repeated_seeds:
+        message = removed_message(original, short)
+        if runtime.record_and_decide(
+            original, row.code, message, min_torch=NO_NEW_API, reads_device=False
+        ):
+            runtime.removed.add(original)
+        return updated
+    if row.portable is None:
+        return report(runtime, original, updated, row, short)
+    return call(runtime, original, updated, row, short)
 
 
 @shape("name")

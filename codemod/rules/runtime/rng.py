@@ -15,10 +15,16 @@ RULES = (
         "`torch.cuda.manual_seed*()` only seeds CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`manual_seed`, `manual_seed_all`, `seed` and `seed_all` go through "
-        '`torch.get_device_module(DEVICE())`, behind `DEVICE().type != "cpu"`.',
-        why="torch.cpu has no seeding functions, and `torch.manual_seed` would also "
-        "reseed the CPU generator, changing shuffling and dropout.",
+        what="`torch.cuda.manual_seed(x)` or `manual_seed_all(x)` right after "
+        "`torch.manual_seed(x)` (the same `x`, with only seeds between) is removed. "
+        "Otherwise `manual_seed_all` goes through `torch.get_device_module(DEVICE())`, "
+        'behind `DEVICE().type != "cpu"`, and `manual_seed` (the current device only), '
+        "`seed` and `seed_all` are reported: left as they are, no-ops without CUDA.",
+        why="`torch.manual_seed(x)` already seeds every CUDA device with `x`. torch.cpu "
+        "has no seeding functions, `torch.manual_seed` would also reseed the CPU "
+        "generator (changing shuffling and dropout), and no accelerator API seeds one "
+        "device or reseeds one at random (torch.mps and a new backend's module may "
+        "have no `manual_seed`, `seed` or `seed_all`).",
         before=(
             "import torch\n"
             "\n"
@@ -41,7 +47,9 @@ RULES = (
                 "generator.manual_seed(0)"
             ),
         ),
-        safety="Safe: the same CUDA streams; a no-op on the CPU, as before.",
+        safety="Safe: the same CUDA generator states (a removed seed set them to what "
+        "they were; lazily seeded CUDA replays its seeds in call order); a no-op on "
+        "the CPU, as before. torch.mps has no `manual_seed_all`.",
     ),
     Rule(
         "TP311",
