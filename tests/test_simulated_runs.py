@@ -86,8 +86,9 @@ SPAWN_RANKS = (
     " every rank on device 0"
 )
 RNG_STATE_LOADED = (
-    "a get_rng_state() tensor loaded with torch.load(map_location=DEVICE):"
-    " set_rng_state needs a CPU ByteTensor (as on CUDA)"
+    "the program's own: RNG states loaded with torch.load(map_location=DEVICE) are"
+    " on the device, and set_rng_state needs a CPU ByteTensor; the original fails"
+    " so on CUDA (map_location='cuda'), as the port does on any accelerator"
 )
 CUDA_TENSOR_TYPE = (
     "torch.cuda.FloatTensor kept as a value (TP313, reported) behind a flag now set by"
@@ -97,7 +98,6 @@ CUDA_TENSOR_TYPE = (
 # case -> (idiom at fault, the error line on tpsim)
 FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     "TP301/device_count_data_parallel": (DATA_PARALLEL, SCATTER),
-    "TP311/rng_state_checkpoint": _lacks("get_rng_state_all"),
     "TP314/device_name": _lacks("get_device_name"),
     "TP504/accelerated_branch": (
         GLOO,
@@ -113,7 +113,10 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
         "TypeError: RNG state must be a torch.ByteTensor",
     ),
     "fstrings/requoted": _lacks("get_device_name"),
-    "programs/checkpoint_rng_resume": _lacks("get_rng_state_all"),
+    "programs/checkpoint_rng_resume": (
+        RNG_STATE_LOADED,
+        "TypeError: RNG state must be a torch.ByteTensor",
+    ),
     "programs/dataparallel_multi_gpu": (DATA_PARALLEL, SCATTER),
     "programs/gan_training": (
         CUDA_TENSOR_TYPE,
@@ -260,16 +263,8 @@ HOST_DATA = "no fixture reaches it with a tensor on the accelerator: "
 KINDS_NEVER_EXECUTED: Dict[str, str] = {
     **{
         f"torch.get_device_module(DEVICE).{name}()": LACKS
-        for name in (
-            "get_device_name",
-            "get_rng_state_all",
-            "set_rng_state_all",
-        )
+        for name in ("get_device_name",)
     },
-    "torch.get_device_module(DEVICE).set_rng_state()": (
-        "TP311/rng_state_checkpoint fails before it; end_to_end/checkpoint_resume"
-        " passes it a state on the device, which it refuses"
-    ),
     "DEVICE.type not in A (value on an accelerator)": HOST_DATA
     + "TP104/membership passes a host tensor's device string",
     'not (A == DEVICE.type != "cpu") (value on an accelerator)': HOST_DATA

@@ -192,18 +192,6 @@ IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
         _yes(MPS_INIT, "set_rng_state"),
         _tpu("set_rng_state"),
     ),
-    f"{DEVICE_MODULE}.get_rng_state_all()": _rng(
-        "get_rng_state_all",
-        _no(CPU_INIT, "get_rng_state_all"),
-        _no(MPS_INIT, "get_rng_state_all"),
-        _tpu_lacks("get_rng_state_all"),
-    ),
-    f"{DEVICE_MODULE}.set_rng_state_all(states)": _rng(
-        "set_rng_state_all",
-        _no(CPU_INIT, "set_rng_state_all"),
-        _no(MPS_INIT, "set_rng_state_all"),
-        _tpu_lacks("set_rng_state_all"),
-    ),
     f"{DEVICE_MODULE}.get_device_name()": _device_module(
         _yes(CUDA_INIT, "get_device_name"),
         _no(CPU_INIT, "get_device_name"),

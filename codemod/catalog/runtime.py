@@ -253,8 +253,9 @@ ROWS: List[Row] = [
     ),
     _runtime("get_rng_state", "TP311", _MOD + "get_rng_state", "None"),
     _runtime("set_rng_state", "TP311", _MOD + "set_rng_state", "None"),
-    _runtime("get_rng_state_all", "TP311", _MOD + "get_rng_state_all", "[]"),
-    _runtime("set_rng_state_all", "TP311", _MOD + "set_rng_state_all", "None"),
+    # Device by device, with the per-device functions (codemod.passes.runtime.per_device).
+    _runtime("get_rng_state_all", "TP311", rewrite="rng_state_all"),
+    _runtime("set_rng_state_all", "TP311", rewrite="rng_state_all"),
     Row(
         ("torch.random.fork_rng",),
         "TP312",

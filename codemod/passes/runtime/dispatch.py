@@ -22,6 +22,7 @@ from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.runtime.availability import AvailabilityTests
 from codemod.passes.runtime.bindings import CudaObjects
 from codemod.passes.runtime.cpu_guard import CpuGuard
+from codemod.passes.runtime.per_device import Loops
 from codemod.passes.runtime.seeds import SEED_LINES, repeated_seeds
 from codemod.passes.runtime.shapes import shape_of
 from codemod.passes.runtime.tables import (
@@ -80,6 +81,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
         # CUDA seeds that repeat a torch.manual_seed (``seeds``), and those removed.
         self.repeated_seeds: Set[cst.Call] = set()
         self.removed: Set[cst.Call] = set()
+        self.loops = Loops()  # calls that become a loop (``per_device``)
         # Calls a `with` enters, bound to no name (`with torch.cuda.stream(s):`).
         self.with_items: Set[cst.CSTNode] = set()
         words = context.facts.identifiers
@@ -279,10 +281,18 @@ class CudaRuntime(AcceleratedBranches, Pass):
         updated_node = self.availability.decide_exits(original_node, updated_node)
         return self.guard.merge(updated_node)
 
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.loops.note_line(node)
+
     def leave_SimpleStatementLine(self, original_node, updated_node):
         expr = original_node.body[0]
         if getattr(expr, "value", None) in self.removed:  # a repeated seed
             return cst.RemoveFromParent()
+        loop = self.loops.replace(original_node)
+        if loop is not None:
+            if isinstance(loop, cst.If):  # a guard: merged with the ones next to it
+                self.guard.made.add(loop)
+            return loop
         return self.guard.split_line(updated_node)
 
     def leave_SimpleStatementSuite(self, original_node, updated_node):

@@ -20,6 +20,7 @@ from codemod.catalog import Param, Row
 from codemod.model.rule import Fix
 from codemod.passes.guards import is_binding_type
 from codemod.passes.runtime.cpu_guard import guard_test
+from codemod.passes.runtime.per_device import NOT_A_STATEMENT, get_all, set_all_loop
 from codemod.passes.runtime.seeds import removed_message
 from codemod.passes.runtime.tables import (
     INT,
@@ -164,6 +165,28 @@ def seed(runtime, original, updated, row: Row, short: str):
     if row.portable is None:
         return report(runtime, original, updated, row, short)
     return call(runtime, original, updated, row, short)
+
+
+@shape("rng_state_all")
+def rng_state_all(runtime, original, updated, row: Row, short: str):
+    """``get_rng_state_all()``: a list of each device's state; ``set_rng_state_all(
+    states)``, a statement: a loop setting each (``per_device``)."""
+    if short.endswith("get_rng_state_all"):
+        if updated.args:
+            runtime.report(original, row.code, "`torch.{short}(...)`: takes nothing")
+            return updated
+        if not runtime.applied(original, row.code, min_torch=row.min_torch):
+            return updated
+        return get_all(runtime)
+    states = _only_argument(updated, "new_states")
+    if states is None or original not in runtime.loops.alone:
+        runtime.report(original, row.code, NOT_A_STATEMENT)
+        return updated
+    if not runtime.applied(original, row.code, min_torch=row.min_torch):
+        return updated
+    guarded = not runtime.in_accelerated_branch()
+    runtime.loops.statements[original] = set_all_loop(runtime, states, guarded)
+    return updated
 
 
 @shape("name")

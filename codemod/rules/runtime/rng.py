@@ -57,10 +57,16 @@ RULES = (
         "`torch.cuda` RNG state only knows CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`get_rng_state`, `set_rng_state`, `get_rng_state_all` and "
-        "`set_rng_state_all` go through `torch.get_device_module(DEVICE())`, behind "
-        '`DEVICE().type != "cpu"` (`None`, `[]` or a no-op on the CPU).',
-        why="A machine without an accelerator has no accelerator generator to save.",
+        what="`get_rng_state` and `set_rng_state` go through "
+        '`torch.get_device_module(DEVICE())`, behind `DEVICE().type != "cpu"` (`None` '
+        "or a no-op on the CPU). `get_rng_state_all()` becomes a list of "
+        "`get_rng_state(index)` over `torch.accelerator.device_count()` devices (empty "
+        "on the CPU), and `set_rng_state_all(states)`, a statement of its own, a loop "
+        "of `set_rng_state(state, index)` behind the guard.",
+        why="A machine without an accelerator has no accelerator generator to save. "
+        "`get_rng_state`/`set_rng_state` are what torch.random.fork_rng and "
+        "torch.utils.checkpoint need of every backend's module; the `_all` forms are "
+        "not (torch.mps and a new backend's module may lack them).",
         before=(
             "import torch\n" "\n" 'state = {"cuda_rng": torch.cuda.get_rng_state()}'
         ),
@@ -82,8 +88,10 @@ RULES = (
                 "torch.set_rng_state(state)"
             ),
         ),
-        safety="Safe: unchanged on CUDA; on the CPU `get_rng_state()` gives None and "
-        "`set_rng_state` ignores its argument.",
+        safety="Safe: on CUDA the `_all` forms are these loops over "
+        "`torch.cuda.device_count()` devices, the count torch.accelerator gives; on "
+        "the CPU `get_rng_state()` gives None and `set_rng_state` ignores its "
+        "argument.",
     ),
     Rule(
         "TP312",
