@@ -66,14 +66,6 @@ def _cases() -> Dict[str, Path]:
 CASES = _cases()
 
 
-def _lacks(member: str) -> Tuple[str, str]:
-    """A device-module idiom that torch.tpsim does not have, and the error it raises."""
-    return (
-        f"torch.get_device_module(DEVICE).{member}()",
-        f"AttributeError: module 'torch.tpsim' has no attribute '{member}'",
-    )
-
-
 # The other idioms at fault, as the report groups them.
 DATA_PARALLEL = "nn.DataParallel kept around a model on a non-CUDA device"
 SCATTER = "AttributeError: module 'torch._C' has no attribute '_scatter'"
@@ -98,7 +90,6 @@ CUDA_TENSOR_TYPE = (
 # case -> (idiom at fault, the error line on tpsim)
 FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     "TP301/device_count_data_parallel": (DATA_PARALLEL, SCATTER),
-    "TP314/device_name": _lacks("get_device_name"),
     "TP504/accelerated_branch": (
         GLOO,
         "RuntimeError: No backend type associated with device type tpsim",
@@ -112,7 +103,6 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
         RNG_STATE_LOADED,
         "TypeError: RNG state must be a torch.ByteTensor",
     ),
-    "fstrings/requoted": _lacks("get_device_name"),
     "programs/checkpoint_rng_resume": (
         RNG_STATE_LOADED,
         "TypeError: RNG state must be a torch.ByteTensor",
@@ -256,15 +246,9 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
         ON_ACCELERATOR + " (allocator statistics)", [("peak 0.00 MB", "peak 0.01 MB")]
     ),
 }
-LACKS = "torch.tpsim has no such member: every call raises (FAILS_ON_TPSIM)"
-NOT_REACHED = "every call of it is in a case that fails before it (FAILS_ON_TPSIM)"
 HOST_DATA = "no fixture reaches it with a tensor on the accelerator: "
 # kind -> why no tpsim run executes it
 KINDS_NEVER_EXECUTED: Dict[str, str] = {
-    **{
-        f"torch.get_device_module(DEVICE).{name}()": LACKS
-        for name in ("get_device_name",)
-    },
     "DEVICE.type not in A (value on an accelerator)": HOST_DATA
     + "TP104/membership passes a host tensor's device string",
     'not (A == DEVICE.type != "cpu") (value on an accelerator)': HOST_DATA

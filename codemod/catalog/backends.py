@@ -192,13 +192,6 @@ IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
         _yes(MPS_INIT, "set_rng_state"),
         _tpu("set_rng_state"),
     ),
-    f"{DEVICE_MODULE}.get_device_name()": _device_module(
-        _yes(CUDA_INIT, "get_device_name"),
-        _no(CPU_INIT, "get_device_name"),
-        _no(MPS_INIT, "get_device_name"),
-        _yes(XPU_INIT, "get_device_name"),
-        _tpu("get_device_name", TPU_EXPERIMENTAL),
-    ),
     "torch.accelerator.empty_cache()": _allocator(),
     "torch.accelerator.memory_allocated()": _allocator(),
     "torch.accelerator.max_memory_allocated()": _allocator(),

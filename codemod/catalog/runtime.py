@@ -263,7 +263,16 @@ ROWS: List[Row] = [
         rewrite="fork_rng",
         trigger="fork_rng",
     ),
-    _runtime("get_device_name", "TP314", _MOD + "get_device_name", '"cpu"'),
+    # No accelerator API names a device: kept for CUDA, the device type elsewhere.
+    Row(
+        ("torch.cuda.get_device_name",),
+        "TP314",
+        "cuda_runtime",
+        "{device}.type",
+        rewrite="cuda_kept",
+        advice="no accelerator API names a device; the fix keeps the call for CUDA "
+        "and names the device by its type elsewhere",
+    ),
     *_no_portable_form(
         ALLOCATOR,
         "get_per_process_memory_fraction",

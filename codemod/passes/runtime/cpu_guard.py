@@ -99,6 +99,24 @@ class CpuGuard:
         self.statements[node] = call
         return node
 
+    def cuda_only(self, original, call, other: str) -> cst.BaseExpression:
+        """``(call if DEVICE().type == "cuda" else other)``: the call kept for CUDA."""
+        runtime = self.runtime
+        quote = "'" if self.quotes and '"' in self.quotes[-1] else '"'
+        node = runtime.expr(
+            "({call} if {device}.type == "
+            + quote
+            + "cuda"
+            + quote
+            + " else "
+            + other
+            + ")",
+            call=call,
+        )
+        if original in runtime.context.bare:
+            node = node.with_changes(lpar=[], rpar=[])
+        return node
+
     def unwrap(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """The call of a guard made here (``node``), for use under another guard."""
         return self.statements.get(node, node)

@@ -17,7 +17,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import Row, under
-from codemod.passes.guards import AcceleratedBranches, is_guard
+from codemod.passes.guards import AcceleratedBranches, is_cuda_test, is_guard
 from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.runtime.availability import AvailabilityTests
 from codemod.passes.runtime.bindings import CudaObjects
@@ -82,6 +82,8 @@ class CudaRuntime(AcceleratedBranches, Pass):
         self.repeated_seeds: Set[cst.Call] = set()
         self.removed: Set[cst.Call] = set()
         self.loops = Loops()  # calls that become a loop (``per_device``)
+        # What runs under `DEVICE().type == "cuda"` only (kept for CUDA by a first run).
+        self.cuda_branch: Set[cst.CSTNode] = set()
         # Calls a `with` enters, bound to no name (`with torch.cuda.stream(s):`).
         self.with_items: Set[cst.CSTNode] = set()
         words = context.facts.identifiers
@@ -121,6 +123,8 @@ class CudaRuntime(AcceleratedBranches, Pass):
             )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        if is_cuda_test(node.test, self.context.device_name):
+            self.cuda_branch.update(walk(node.body))
         self.availability.note_test(node, node.test)
         self.availability.note_fallback(node)
         self.note_flag(node)

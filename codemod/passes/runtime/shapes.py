@@ -11,14 +11,15 @@ rows that name no shape here fail at import (``shape_of``).
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, Optional
 
 import libcst as cst
 
 from codemod import catalog
-from codemod.catalog import Param, Row
+from codemod.catalog import Row
 from codemod.model.rule import Fix
 from codemod.passes.guards import is_binding_type
+from codemod.passes.runtime.arguments import mapped_arguments
 from codemod.passes.runtime.cpu_guard import guard_test
 from codemod.passes.runtime.per_device import NOT_A_STATEMENT, get_all, set_all_loop
 from codemod.passes.runtime.seeds import removed_message
@@ -189,6 +190,18 @@ def rng_state_all(runtime, original, updated, row: Row, short: str):
     return updated
 
 
+@shape("cuda_kept")
+def cuda_kept(runtime, original, updated, row: Row, short: str):
+    """No accelerator API has it: the call is kept for CUDA, and elsewhere takes the
+    row's value (``get_device_name``: the device type). Its import stays."""
+    if original in runtime.cuda_branch:  # written so already
+        return updated
+    message = f"`torch.{short}(...)`: {row.advice}"
+    if not runtime.record_and_decide(original, row.code, message, None, row.min_torch):
+        return updated
+    return runtime.guard.cuda_only(original, updated, row.portable)  # type: ignore
+
+
 @shape("name")
 def name(runtime, original, updated, row: Row, short: str):
     """A class with another name (raised or caught): only the name changes."""
@@ -329,65 +342,3 @@ def _only_argument(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
     if args[0].keyword is not None and args[0].keyword.value != name:
         return None
     return args[0].value
-
-
-def mapped_arguments(
-    args: Sequence[cst.Arg], params: Optional[Sequence[Param]]
-) -> Union[Sequence[cst.Arg], str]:
-    """The call's arguments as the portable form takes them (``params``: the CUDA
-    function's parameters, see ``catalog.Param``), or why that is not exact."""
-    if params is None:
-        return args
-    if any(a.star for a in args):
-        return "arguments passed with * or ** cannot be checked against the target"
-    values: List[Optional[cst.Arg]] = [None] * len(params)
-    names = [p.name for p in params]
-    for position, arg in enumerate(args):
-        if arg.keyword is None:
-            if position >= len(params):
-                return "more arguments than the target takes"
-            values[position] = arg
-        elif (
-            arg.keyword.value in names
-            and values[names.index(arg.keyword.value)] is None
-        ):
-            values[names.index(arg.keyword.value)] = arg
-        else:
-            return f"`{arg.keyword.value}=` is not an argument the target takes"
-    out: List[cst.Arg] = []
-    keywords: List[cst.Arg] = []
-    for index, (param, arg) in enumerate(zip(params, values)):
-        if arg is None:
-            continue
-        if param.index_only and not (
-            isinstance(arg.value, cst.Integer) or is_name(arg.value, "None")
-        ):
-            return (
-                f"`{param.name}` must be an int index there, not a device or a string"
-            )
-        if param.default_only:
-            if not is_name(arg.value, "False"):
-                return f"`{param.name}=` is not honoured there"
-            continue  # its default, said or not
-        if param.keyword_only and arg.keyword is None:
-            arg = arg.with_changes(
-                keyword=cst.Name(param.name),
-                equal=cst.AssignEqual(
-                    whitespace_before=cst.SimpleWhitespace(""),
-                    whitespace_after=cst.SimpleWhitespace(""),
-                ),
-            )
-        if param.positional_only:
-            if any(v is None for v in values[:index]):
-                return (
-                    f"`{param.name}` is positional there and an earlier one is missing"
-                )
-            out.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
-        else:
-            keywords.append(arg)
-    out += keywords
-    last = len(out) - 1
-    return [
-        a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == last else a
-        for i, a in enumerate(out)
-    ]

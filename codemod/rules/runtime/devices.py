@@ -337,17 +337,17 @@ RULES = (
         "`torch.cuda.get_device_name()` only knows CUDA",
         Fix.UNSAFE,
         ACCELERATOR_TORCH,
-        what="Becomes `torch.get_device_module(DEVICE()).get_device_name(...)`, and "
-        '`"cpu"` on the CPU.',
-        why="torch.accelerator has no get_device_name.",
+        what='Becomes `torch.cuda.get_device_name(...) if DEVICE().type == "cuda" else '
+        "DEVICE().type`: the call is kept for CUDA, and the device type names the "
+        "device elsewhere.",
+        why="No accelerator API names a device: torch.accelerator has no "
+        "get_device_name, and a backend's device module need not have one (torch.mps "
+        "and torch.cpu have none).",
         before=("import torch\n" "\n" "print(torch.cuda.get_device_name(0))"),
         after=EXAMPLE_BINDING
         + (
-            "print(\n"
-            "    torch.get_device_module(DEVICE()).get_device_name(0)\n"
-            '    if DEVICE().type != "cpu"\n'
-            '    else "cpu"\n'
-            ")"
+            'print(torch.cuda.get_device_name(0) if DEVICE().type == "cuda" else '
+            "DEVICE().type)"
         ),
         valid=(
             (
@@ -357,6 +357,7 @@ RULES = (
                 "    print(torch.xpu.get_device_name(0))"
             ),
         ),
-        safety="Unsafe: not every device module has get_device_name (MPS has none).",
+        safety="Unsafe: the same name on CUDA; on another accelerator the program "
+        'prints its device type ("xpu", "mps") where it printed a product name.',
     ),
 )
