@@ -67,7 +67,7 @@ CASES = _cases()
 
 
 # The other idioms at fault, as the report groups them.
-DATA_PARALLEL = "nn.DataParallel kept around a model on a non-CUDA device"
+DATA_PARALLEL = "nn.DataParallel with no CUDA test around it (TP506, reported)"
 SCATTER = "AttributeError: module 'torch._C' has no attribute '_scatter'"
 
 GLOO = (
@@ -89,7 +89,7 @@ CUDA_TENSOR_TYPE = (
 
 # case -> (idiom at fault, the error line on tpsim)
 FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
-    "TP301/device_count_data_parallel": (DATA_PARALLEL, SCATTER),
+    "TP506/unguarded": (DATA_PARALLEL, SCATTER),
     "TP504/accelerated_branch": (
         GLOO,
         "RuntimeError: No backend type associated with device type tpsim",
@@ -107,7 +107,6 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
         RNG_STATE_LOADED,
         "TypeError: RNG state must be a torch.ByteTensor",
     ),
-    "programs/dataparallel_multi_gpu": (DATA_PARALLEL, SCATTER),
     "programs/gan_training": (
         CUDA_TENSOR_TYPE,
         "RuntimeError: Cannot initialize CUDA without ATen_cuda library...",

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from codemod import catalog
-from codemod.passes.base import Pass, option_name, target_name
+from codemod.passes.base import Pass, option_name, target_name, walk
 from codemod.passes.guards import AVAILABILITY, AcceleratedBranches, without_guards
 from codemod.rules.distributed import RULES
 
@@ -53,6 +53,17 @@ SPAWN = {
     "torch.multiprocessing.spawn.start_processes",
 }
 SPAWN_NPROCS = 2  # spawn(fn, args=(), nprocs=1, ...)
+# nn.DataParallel and its function: CUDA's scatter (TP506).
+DATA_PARALLEL = set(catalog.names_of("distributed")) - {
+    n for r in catalog.rows_of("distributed") if r.code != "TP506" for n in r.names
+}
+DATA_PARALLEL_ADVICE = (
+    "`nn.DataParallel` scatters with CUDA only (another accelerator raises in its "
+    "forward): keep it behind `if torch.cuda.device_count() > 1:`, or use "
+    "DistributedDataParallel"
+)
+# What keeps DataParallel to CUDA where it tests an `if` around it (TP301 keeps it).
+CUDA_TESTS = {"torch.cuda.device_count", "torch.cuda.is_available"}
 DEVICE_COUNT = {"torch.cuda.device_count", "torch.accelerator.device_count"}
 
 
@@ -101,6 +112,7 @@ class Distributed(AcceleratedBranches, Pass):
         self.ignored: Set[cst.CSTNode] = set()  # literals reported by their parent
         self.ddp_args: Set[cst.CSTNode] = set()
         self.counts: Set[cst.CSTNode] = set()  # device_count() calls that set nprocs
+        self.cuda_tests: List[bool] = []  # enclosing `if`s: does its test ask CUDA
         spawn_names = [
             local for local, target in context.facts.imports.items() if target in SPAWN
         ]
@@ -167,6 +179,8 @@ class Distributed(AcceleratedBranches, Pass):
                     continue
                 if not self.in_accelerated_branch():  # else: not a CPU module there
                     self.ddp_args.add(arg)
+        elif callee in DATA_PARALLEL and not any(self.cuda_tests):
+            self.report(node, "TP506", DATA_PARALLEL_ADVICE)
         elif callee in NCCL_AVAILABLE:
             self.report(
                 node,
@@ -181,6 +195,19 @@ class Distributed(AcceleratedBranches, Pass):
             elif arg.keyword is not None and arg.keyword.value == "default":
                 if _backend_name(option_name(node)):
                     self._mark_backend(arg.value)
+
+    def visit_If_body(self, node: cst.If) -> None:
+        super().visit_If_body(node)
+        self.cuda_tests.append(
+            any(
+                isinstance(n, cst.Call) and self.callee(n) in CUDA_TESTS
+                for n in walk(node.test)
+            )
+        )
+
+    def leave_If_body(self, node: cst.If) -> None:
+        super().leave_If_body(node)
+        self.cuda_tests.pop()
 
     @staticmethod
     def _guarded(value: cst.BaseExpression) -> bool:

@@ -203,4 +203,38 @@ RULES = (
             ),
         ),
     ),
+    Rule(
+        "TP506",
+        "data-parallel",
+        "`nn.DataParallel` scatters with CUDA only",
+        Fix.NONE,
+        None,
+        what="Reports `torch.nn.DataParallel(...)` (and `torch.nn.parallel."
+        "data_parallel(...)`) outside a test of `torch.cuda.device_count()` or "
+        "`torch.cuda.is_available()`; such a test around it is kept as it is (TP301), "
+        "so the model is wrapped on CUDA alone.",
+        why="On any other accelerator DataParallel takes every device of it and "
+        "scatters the batch with `torch._C._scatter`, which only CUDA builds have: the "
+        "forward pass raises. DistributedDataParallel (one process per device, "
+        "`dist.get_default_backend_for_device(DEVICE())`) is the portable form.",
+        before=(
+            "import torch.nn as nn\n" "\n" "model = nn.DataParallel(nn.Linear(4, 2))"
+        ),
+        after=(
+            "import torch.nn as nn\n" "\n" "model = nn.DataParallel(nn.Linear(4, 2))"
+        ),
+        safety="No fix: wrapping the model or not changes its type (`model.module`) "
+        "and its state-dict keys. Keep it behind `if torch.cuda.device_count() > 1:`, "
+        "or move to DistributedDataParallel.",
+        valid=(
+            (
+                "import torch\n"
+                "import torch.nn as nn\n"
+                "\n"
+                "model = nn.Linear(4, 2)\n"
+                "if torch.cuda.device_count() > 1:\n"
+                "    model = nn.DataParallel(model)"
+            ),
+        ),
+    ),
 )
