@@ -71,11 +71,13 @@ DATA_PARALLEL = "nn.DataParallel with no CUDA test around it (TP506, reported)"
 SCATTER = "AttributeError: module 'torch._C' has no attribute '_scatter'"
 
 GLOO = (
-    'init_process_group("gloo") kept for device tensors: gloo serves CPU and CUDA only'
+    'init_process_group("gloo") kept for device tensors (TP507, reported): gloo serves'
+    " CPU and CUDA tensors only, and every other backend changes what CUDA runs"
 )
 SPAWN_RANKS = (
-    "mp.spawn workers place on DEVICE without torch.accelerator.set_device_index(rank):"
-    " every rank on device 0"
+    "the program's own: its mp.spawn workers call .cuda() without"
+    " torch.cuda.set_device(rank), so every rank is on device 0; NCCL refuses that on"
+    " a machine with two GPUs too (duplicate GPU), as the port's backend does here"
 )
 RNG_STATE_LOADED = (
     "the program's own: RNG states loaded with torch.load(map_location=DEVICE) are"
@@ -90,7 +92,7 @@ CUDA_TENSOR_TYPE = (
 # case -> (idiom at fault, the error line on tpsim)
 FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     "TP506/unguarded": (DATA_PARALLEL, SCATTER),
-    "TP504/accelerated_branch": (
+    "TP507/accelerated_branch": (
         GLOO,
         "RuntimeError: No backend type associated with device type tpsim",
     ),

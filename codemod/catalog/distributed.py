@@ -49,6 +49,10 @@ ROWS: List[Row] = [
         "max({count}, 1)",
         kind="form",
     ),
+    # Collectives of CPU and CUDA tensors only; reported in a module that uses CUDA.
+    Row(
+        ('"gloo" as a backend',), "TP507", "distributed", kind="string", trigger="gloo"
+    ),
     # CUDA's scatter; reported where no CUDA test keeps it to CUDA (TP301 keeps it).
     Row(
         (

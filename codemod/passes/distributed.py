@@ -57,6 +57,11 @@ SPAWN_NPROCS = 2  # spawn(fn, args=(), nprocs=1, ...)
 DATA_PARALLEL = set(catalog.names_of("distributed")) - {
     n for r in catalog.rows_of("distributed") if r.code != "TP506" for n in r.names
 }
+GLOO = (
+    '`"gloo"` runs collectives of CPU and CUDA tensors only: on another accelerator a '
+    "collective of a device tensor raises; choose the backend by hand (see `torchport "
+    "explain TP507`)"
+)
 DATA_PARALLEL_ADVICE = (
     "`nn.DataParallel` scatters with CUDA only (another accelerator raises in its "
     "forward): keep it behind `if torch.cuda.device_count() > 1:`, or use "
@@ -108,6 +113,8 @@ class Distributed(AcceleratedBranches, Pass):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.backends: Set[cst.CSTNode] = set()  # "nccl" literals in a backend position
+        self.gloo: Set[cst.CSTNode] = set()  # "gloo" in one, where the module uses CUDA
+        self.uses_cuda = "cuda" in context.facts.identifiers
         self.collapse: Set[cst.CSTNode] = set()  # "nccl" if is_available() else "gloo"
         self.ignored: Set[cst.CSTNode] = set()  # literals reported by their parent
         self.ddp_args: Set[cst.CSTNode] = set()
@@ -147,6 +154,8 @@ class Distributed(AcceleratedBranches, Pass):
     def _mark_backend(self, value: cst.BaseExpression) -> None:
         if _mentions_nccl(value) or self.qualified_name(value) in NCCL_NAMES:
             self.backends.add(value)
+        elif _gloo_literal(value) and self.uses_cuda:
+            self.gloo.add(value)
         elif isinstance(value, cst.IfExp) and not self._is_availability_choice(value):
             for branch in (value.body, value.orelse):
                 self._mark_backend(branch)
@@ -292,6 +301,9 @@ class Distributed(AcceleratedBranches, Pass):
 
     # -- rewriting, bottom-up ---------------------------------------------------------
     def leave_SimpleString(self, original_node, updated_node):
+        if original_node in self.gloo and original_node not in self.ignored:
+            self.report(original_node, "TP507", GLOO)
+            return updated_node
         if not _mentions_nccl(original_node) or original_node in self.ignored:
             return updated_node
         if original_node in self.backends and _nccl_literal(original_node):

@@ -237,4 +237,54 @@ RULES = (
             ),
         ),
     ),
+    Rule(
+        "TP507",
+        "gloo-device-tensors",
+        '`"gloo"` runs collectives of CPU and CUDA tensors only',
+        Fix.NONE,
+        None,
+        what='Reports `"gloo"` as the backend of a process group (`init_process_group`, '
+        "`new_group`, a `backend=` keyword or variable) in a module that uses CUDA.",
+        why="gloo reduces CPU tensors and CUDA tensors; once the program's tensors are "
+        "on another accelerator (TPU, XPU, NPU...), a collective of one raises (`No "
+        "backend type associated with device type ...`).",
+        before=(
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "\n"
+            'dist.init_process_group("gloo")\n'
+            "x = torch.ones(2).cuda()\n"
+            "dist.all_reduce(x)"
+        ),
+        after=(
+            "import functools\n"
+            "\n"
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "\n"
+            "\n"
+            "@functools.cache\n"
+            "def DEVICE():\n"
+            '    """The accelerator found on first use, else the CPU."""\n'
+            "    if torch.accelerator.device_count() > 0:\n"
+            "        return torch.accelerator.current_accelerator()\n"
+            '    return torch.device("cpu")\n'
+            "\n"
+            "\n"
+            'dist.init_process_group("gloo")\n'
+            "x = torch.ones(2).to(DEVICE())\n"
+            "dist.all_reduce(x)"
+        ),
+        safety="No fix: CUDA runs gloo as asked, and any backend that serves every "
+        "device (`dist.get_default_backend_for_device(DEVICE())`, nccl on CUDA; or "
+        '`f"cpu:gloo,{DEVICE().type}:..."`) changes that. Choose one by hand where '
+        "device tensors meet a collective.",
+        valid=(
+            (
+                "import torch.distributed as dist\n"
+                "\n"
+                'dist.init_process_group("gloo")'
+            ),
+        ),
+    ),
 )
