@@ -293,7 +293,9 @@ ROWS: List[Row] = [
     ),
     *_no_portable_form(
         "device properties differ by backend; guard it with "
-        '`if DEVICE().type == "cuda":` or keep only the fields you need',
+        '`if DEVICE().type == "cuda":` or keep only the fields you need '
+        "(`.total_memory`: `torch.accelerator.get_memory_info(i)[1]`, torch >= 2.10, "
+        "which makes a context on device i where reading properties does not)",
         "get_device_properties",
     ),
     *_no_portable_form(
