@@ -91,6 +91,12 @@ CUDA_TENSOR_TYPE = (
 
 # case -> (idiom at fault, the error line on tpsim)
 FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
+    "TP305/stream_context_target_2_6": (
+        "with torch.cuda.stream(s) reported at target 2.6 (TP305: a torch.Stream is a"
+        " context manager from torch 2.7), and torch.cuda's StreamContext asks the"
+        " device module for current_device",
+        "AttributeError: module 'torch.tpsim' has no attribute 'current_device'",
+    ),
     "TP506/unguarded": (DATA_PARALLEL, SCATTER),
     "TP507/accelerated_branch": (
         GLOO,
