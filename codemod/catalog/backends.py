@@ -150,29 +150,11 @@ OOM_RAISED = (
 )
 
 IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
-    f"{DEVICE_MODULE}.manual_seed(seed)": _rng(
-        "manual_seed",
-        _no(CPU_INIT, "manual_seed"),
-        _yes(MPS_INIT, "manual_seed"),
-        _tpu("manual_seed"),
-    ),
     f"{DEVICE_MODULE}.manual_seed_all(seed)": _rng(
         "manual_seed_all",
         _no(CPU_INIT, "manual_seed_all"),
         _no(MPS_INIT, "manual_seed_all", "torch.mps has manual_seed only"),
         _tpu("manual_seed_all"),
-    ),
-    f"{DEVICE_MODULE}.seed()": _rng(
-        "seed",
-        _no(CPU_INIT, "seed"),
-        _yes(MPS_INIT, "seed"),
-        _tpu_lacks("seed"),
-    ),
-    f"{DEVICE_MODULE}.seed_all()": _rng(
-        "seed_all",
-        _no(CPU_INIT, "seed_all"),
-        _no(MPS_INIT, "seed_all"),
-        _tpu_lacks("seed_all"),
     ),
     f"{DEVICE_MODULE}.initial_seed()": _rng(
         "initial_seed",
