@@ -7,11 +7,6 @@ from codemod.model.versions import ACCELERATOR_TORCH, DEVICE_INDEX_TORCH
 from codemod.model.rule import Fix, Rule
 from codemod.rules.examples import EXAMPLE_BINDING
 
-# A timing event as the examples' rewrite makes it (TP306, TP307).
-_TIMING_EVENT = (
-    'torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()'
-)
-
 RULES = (
     Rule(
         "TP301",
@@ -55,9 +50,10 @@ RULES = (
             ),
         ),
         safety="Safe: the same answers on CUDA and on CPU-only machines. An "
-        "`is_available()` that guards code that stays CUDA-only (nvtx, CUDA graphs, "
-        'other `torch.cuda` calls without a portable form, "cuda" strings left in '
-        "place, apex, pynvml, ...) is left as it is, and so is an early exit "
+        "`is_available()` or `device_count()` test that guards code that stays "
+        "CUDA-only (nvtx, CUDA graphs, `nn.DataParallel`, other `torch.cuda` calls "
+        'without a portable form, "cuda" strings left in place, apex, pynvml, ...) is '
+        "left as it is, and so is an early exit "
         "(`if not torch.cuda.is_available(): return`, `assert "
         "torch.cuda.is_available()`) before such code in its block, and a check "
         'that takes the CPU when "cuda" was asked for and is missing (`if args.device '
