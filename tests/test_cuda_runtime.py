@@ -193,8 +193,8 @@ def test_a_module_reading_the_cuda_handle_keeps_its_streams_and_events():
     assert "torch.cuda.Stream()" in code and "torch.Event()" in code
     assert (
         "TP305",
-        "`torch.cuda.Stream(...)`: the module reads `.cuda_stream`, "
-        "which a torch.Stream lacks: left as it is",
+        "`torch.cuda.Stream(...)`: the module names `cuda_stream`, the CUDA handle "
+        "a torch.Stream lacks: left as it is",
     ) in diagnostics
 
 

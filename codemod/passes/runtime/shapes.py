@@ -112,14 +112,15 @@ RAW_HANDLES = {
 def stream_object(runtime, original, updated, row: Row, short: str):
     """A stream or an event made by torch itself (``torch.Stream``,
     ``torch.accelerator.current_stream()``, ``torch.Event``), as ``call`` writes it;
-    in a module that reads the CUDA handle they lack (``.cuda_stream``), reported."""
+    in a module that names the CUDA handle they lack (``.cuda_stream``; the word
+    anywhere, as the pass cannot follow every object to it), reported."""
     handle, kind = RAW_HANDLES[row.code]
     if handle in runtime.context.facts.identifiers:
         runtime.report(
             original,
             row.code,
-            f"`torch.{short}(...)`: the module reads `.{handle}`, which a {kind} "
-            "lacks: left as it is",
+            f"`torch.{short}(...)`: the module names `{handle}`, the CUDA handle a "
+            f"{kind} lacks: left as it is",
         )
         return updated
     return call(runtime, original, updated, row, short)
