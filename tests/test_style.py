@@ -278,10 +278,7 @@ def _style_problems(case: str, before: str, after: str):
 # What the after files still hold today, each with the reason. A change that
 # fixes one may drop it from here (an entry no after file holds any more is
 # harmless: several changes to the chunking are in flight).
-STYLE_PROBLEMS_NOT_YET = {
-    # fork_rng's device list guards a guarded current_device_index() again.
-    "programs/fork_rng_dropout:20: a guarded value inside the same guard",
-}
+STYLE_PROBLEMS_NOT_YET: set = set()
 
 
 def test_no_after_file_holds_what_a_maintainer_would_not_write():

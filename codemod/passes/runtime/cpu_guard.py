@@ -121,6 +121,17 @@ class CpuGuard:
         """The call of a guard made here (``node``), for use under another guard."""
         return self.statements.get(node, node)
 
+    def unwrap_within(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``node`` with every guard made here inside it reduced to its call, for
+        use under another guard."""
+        statements = self.statements
+
+        class Unwrap(cst.CSTTransformer):
+            def on_leave(self, original_node, updated_node):
+                return statements.get(original_node, updated_node)
+
+        return node.visit(Unwrap())  # type: ignore[return-value]
+
     def hoist(self, original_node, updated_node):
         """``(call if guard else 0) / 2**20`` becomes ``call / 2**20 if guard else
         0.0``: the guard covers the whole figure, so black never wraps the division

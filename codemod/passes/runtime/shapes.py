@@ -273,6 +273,7 @@ def fork_rng(runtime, original, updated, row: Row, short: str):
     if not runtime.record_and_decide(original, row.code, min_torch=row.min_torch):
         return updated
     value = args[devices].value if devices is not None else cst.Name("None")
+    value = runtime.guard.unwrap_within(value)  # under the guard of the devices
     guarded = runtime.expr("{value} if " + guard_test() + " else []", value=value)
     if devices is not None:
         args[devices] = args[devices].with_changes(value=guarded)
