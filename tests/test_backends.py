@@ -19,6 +19,7 @@ import pytest
 from codemod.catalog.backends import (
     ACCELERATOR_CONTRACT,
     BACKENDS,
+    TORCH_CONTRACT,
     IDIOMS,
     NO,
     UNKNOWN,
@@ -167,3 +168,13 @@ def test_the_contract_is_torch_accelerator():
     import torch
 
     assert all(callable(getattr(torch.accelerator, n)) for n in ACCELERATOR_CONTRACT)
+    assert all(isinstance(getattr(torch, n), type) for n in TORCH_CONTRACT)
+
+
+def test_torch_streams_and_events_are_emitted_only_as_the_contract():
+    """``torch.Stream``/``torch.Event`` are written (TP305, TP306) and are the
+    contract; no device module's ``Stream`` or ``Event`` is written any more."""
+    emitted = set(_emitted_idioms())
+    assert not emitted & {".Stream", ".Event", ".current_stream", ".stream"}
+    text = "".join(p.read_text() for p in sorted(FIXTURES.rglob("*.after.py")))
+    assert all(f"torch.{name}(" in text for name in TORCH_CONTRACT)

@@ -119,8 +119,8 @@ def test_rules_listing_has_no_version_for_report_only_rules():
     assert "torch>=-" not in out
     tp109 = next(line for line in out.splitlines() if line.startswith("TP109"))
     assert "torch>=" not in tp109
-    tp101 = next(line for line in out.splitlines() if line.startswith("TP101"))
-    assert "torch>=2.6" in tp101
+    tp301 = next(line for line in out.splitlines() if line.startswith("TP301"))
+    assert "torch>=2.6" in tp301
 
 
 def test_a_folder_named_rules_is_migrated(tmp_path):

@@ -48,7 +48,7 @@ def test_unsafe_fix_summary(tmp_path):
 
 def test_unsafe_fix_the_target_cannot_take_is_not_counted(tmp_path):
     target = tmp_path / "train.py"
-    target.write_text("import torch\n\nwhere = 0\nx = torch.ones(2).cuda(where)\n")
+    target.write_text("import torch\n\nfree, total = torch.cuda.mem_get_info()\n")
     proc = run_cli(["--check", str(target)], cwd=tmp_path)
     assert "1 unsafe fix available with --unsafe-fixes" in proc.stderr
     proc = run_cli(["--check", "--target-torch", "2.5", str(target)], cwd=tmp_path)

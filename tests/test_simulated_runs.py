@@ -66,28 +66,23 @@ def _cases() -> Dict[str, Path]:
 CASES = _cases()
 
 
-def _lacks(member: str) -> Tuple[str, str]:
-    """A device-module idiom that torch.tpsim does not have, and the error it raises."""
-    return (
-        f"torch.get_device_module(DEVICE).{member}()",
-        f"AttributeError: module 'torch.tpsim' has no attribute '{member}'",
-    )
-
-
 # The other idioms at fault, as the report groups them.
-DATA_PARALLEL = "nn.DataParallel kept around a model on a non-CUDA device"
+DATA_PARALLEL = "nn.DataParallel with no CUDA test around it (TP506, reported)"
 SCATTER = "AttributeError: module 'torch._C' has no attribute '_scatter'"
 
 GLOO = (
-    'init_process_group("gloo") kept for device tensors: gloo serves CPU and CUDA only'
+    'init_process_group("gloo") kept for device tensors (TP507, reported): gloo serves'
+    " CPU and CUDA tensors only, and every other backend changes what CUDA runs"
 )
 SPAWN_RANKS = (
-    "mp.spawn workers place on DEVICE without torch.accelerator.set_device_index(rank):"
-    " every rank on device 0"
+    "the program's own: its mp.spawn workers call .cuda() without"
+    " torch.cuda.set_device(rank), so every rank is on device 0; NCCL refuses that on"
+    " a machine with two GPUs too (duplicate GPU), as the port's backend does here"
 )
 RNG_STATE_LOADED = (
-    "a get_rng_state() tensor loaded with torch.load(map_location=DEVICE):"
-    " set_rng_state needs a CPU ByteTensor (as on CUDA)"
+    "the program's own: RNG states loaded with torch.load(map_location=DEVICE) are"
+    " on the device, and set_rng_state needs a CPU ByteTensor; the original fails"
+    " so on CUDA (map_location='cuda'), as the port does on any accelerator"
 )
 CUDA_TENSOR_TYPE = (
     "torch.cuda.FloatTensor kept as a value (TP313, reported) behind a flag now set by"
@@ -96,31 +91,14 @@ CUDA_TENSOR_TYPE = (
 
 # case -> (idiom at fault, the error line on tpsim)
 FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
-    "TP102/int_device_index": _lacks("synchronize"),
-    "TP301/alias_import_as": _lacks("synchronize"),
-    "TP301/device_count_data_parallel": (DATA_PARALLEL, SCATTER),
-    "TP301/early_exit_guards": _lacks("synchronize"),
-    "TP301/from_torch_cuda_import": _lacks("synchronize"),
-    "TP301/from_torch_import_cuda": _lacks("synchronize"),
-    "TP301/guard_portable_body": _lacks("synchronize"),
-    "TP304/import_torch_cuda": _lacks("synchronize"),
-    "TP304/synchronize_benchmark": _lacks("synchronize"),
-    "TP305/set_stream": _lacks("current_stream"),
-    "TP305/side_stream": _lacks("Stream"),
-    "TP305/stream_methods": _lacks("Stream"),
-    "TP305/stream_of_a_device": _lacks("Stream"),
-    "TP306/event_sync": _lacks("Event"),
-    "TP306/inference_benchmark": _lacks("manual_seed"),
-    "TP307/event_timing_benchmark": _lacks("Event"),
-    "TP307/known_event_receivers": _lacks("Event"),
-    "TP308/guard_implied": _lacks("synchronize"),
-    "TP308/guarded_statements": _lacks("manual_seed"),
-    "TP308/inside_device_test": _lacks("synchronize"),
-    "TP310/manual_seed": _lacks("manual_seed"),
-    "TP310/reseed_random": _lacks("seed"),
-    "TP311/rng_state_checkpoint": _lacks("get_rng_state_all"),
-    "TP314/device_name": _lacks("get_device_name"),
-    "TP504/accelerated_branch": (
+    "TP305/stream_context_target_2_6": (
+        "with torch.cuda.stream(s) reported at target 2.6 (TP305: a torch.Stream is a"
+        " context manager from torch 2.7), and torch.cuda's StreamContext asks the"
+        " device module for current_device",
+        "AttributeError: module 'torch.tpsim' has no attribute 'current_device'",
+    ),
+    "TP506/unguarded": (DATA_PARALLEL, SCATTER),
+    "TP507/accelerated_branch": (
         GLOO,
         "RuntimeError: No backend type associated with device type tpsim",
     ),
@@ -129,28 +107,18 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
         "RuntimeError: tpccl: ranks 0 and 1 both use tpsim:0; like NCCL, each rank"
         " needs its own device (torch.accelerator.set_device_index(local_rank))",
     ),
-    "end_to_end/char_gpt_amp": _lacks("manual_seed"),
     "end_to_end/checkpoint_resume": (
         RNG_STATE_LOADED,
         "TypeError: RNG state must be a torch.ByteTensor",
     ),
-    "fstrings/requoted": _lacks("get_device_name"),
-    "programs/checkpoint_rng_resume": _lacks("get_rng_state_all"),
-    "programs/data_prefetcher": _lacks("Stream"),
-    "programs/dataparallel_multi_gpu": (DATA_PARALLEL, SCATTER),
-    "programs/early_return_gpu_info": _lacks("synchronize"),
-    "programs/eval_loop_empty_cache": _lacks("synchronize"),
-    "programs/event_timed_benchmark": _lacks("synchronize"),
-    "programs/fork_rng_dropout": _lacks("manual_seed"),
+    "programs/checkpoint_rng_resume": (
+        RNG_STATE_LOADED,
+        "TypeError: RNG state must be a torch.ByteTensor",
+    ),
     "programs/gan_training": (
         CUDA_TENSOR_TYPE,
         "RuntimeError: Cannot initialize CUDA without ATen_cuda library...",
     ),
-    "programs/seed_everything": _lacks("manual_seed"),
-    "programs/side_streams": _lacks("current_stream"),
-    "programs/stream_sync_copy_back": _lacks("current_stream"),
-    "programs/style/cleanup_guards": _lacks("synchronize"),
-    "programs/wallclock_benchmark": _lacks("synchronize"),
 }
 # case -> (idiom at fault, the first tpsim line that differs)
 DIFFERS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
@@ -189,6 +157,18 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
     "TP301/target_2_6": ByDesign(ON_ACCELERATOR, [("False 0", "True 2")]),
     "TP303/device_context_int_index": ByDesign(
         "one total per device", [("[2.0, 4.0]", "[2.0, 2.0, 4.0]")]
+    ),
+    "TP308/guard_implied": ByDesign(
+        ON_ACCELERATOR + " (allocator statistics)",
+        [("", "allocated True\npeak True\n"), ("reserved 0", "reserved 8")],
+    ),
+    "TP308/inside_device_test": ByDesign(
+        ON_ACCELERATOR + " (allocator statistics); " + DEVICE_RNG,
+        [("no accelerator 0", "peak MiB 0"), ("-1.9091", "-4.0815")],
+    ),
+    "TP307/known_event_receivers": ByDesign(
+        "times on the accelerator only (CPU events cannot time)",
+        [("timed not on this device", "timed True")],
     ),
     "TP313/isinstance": ByDesign(
         ON_ACCELERATOR + " (a tensor on it)",
@@ -232,6 +212,13 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
         ON_ACCELERATOR + " (the device index of a tensor on it)",
         [("index -1", "index 0")],
     ),
+    "programs/early_return_gpu_info": ByDesign(
+        ON_ACCELERATOR, [("summary: no GPU", "summary: 2 GPU(s), current 0")]
+    ),
+    "programs/event_timed_benchmark": ByDesign(
+        DEVICE_RNG + "; and times on the accelerator only (CPU events cannot time)",
+        [("checksum 569.9", "checksum -1835.3"), ("(not measured)", "(measured)")],
+    ),
     "programs/fstring_cuda_report": ByDesign(
         ON_ACCELERATOR,
         [
@@ -254,6 +241,10 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
             ("reserved 0.0 MiB", "reserved 0.4 MiB"),
         ],
     ),
+    "programs/style/cleanup_guards": ByDesign(
+        ON_ACCELERATOR + " (allocator statistics); " + DEVICE_RNG,
+        [("", "allocated True\n"), ("x mean -0.0179", "x mean -0.0478")],
+    ),
     "programs/style/mnist_main": ByDesign(
         "shuffles its data only where there is an accelerator",
         [("Loss: 2.309", "Loss: 2.253"), ("Loss: 2.215", "Loss: 2.169")],
@@ -262,36 +253,9 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
         ON_ACCELERATOR + " (allocator statistics)", [("peak 0.00 MB", "peak 0.01 MB")]
     ),
 }
-LACKS = "torch.tpsim has no such member: every call raises (FAILS_ON_TPSIM)"
-NOT_REACHED = "every call of it is in a case that fails before it (FAILS_ON_TPSIM)"
 HOST_DATA = "no fixture reaches it with a tensor on the accelerator: "
 # kind -> why no tpsim run executes it
 KINDS_NEVER_EXECUTED: Dict[str, str] = {
-    **{
-        f"torch.get_device_module(DEVICE).{name}()": LACKS
-        for name in (
-            "Event",
-            "Stream",
-            "current_stream",
-            "default_stream",
-            "get_device_name",
-            "get_rng_state_all",
-            "manual_seed",
-            "seed",
-            "seed_all",
-            "set_rng_state_all",
-            "stream",
-            "synchronize",
-        )
-    },
-    "torch.get_device_module(DEVICE).set_rng_state()": (
-        "TP311/rng_state_checkpoint fails before it; end_to_end/checkpoint_resume"
-        " passes it a state on the device, which it refuses"
-    ),
-    "torch.accelerator.set_stream()": NOT_REACHED + " (TP305/set_stream)",
-    "A != DEVICE.type (value on an accelerator)": HOST_DATA
-    + "TP104/comparison passes a host tensor's device; TP308/inside_device_test"
-    " fails before it",
     "DEVICE.type not in A (value on an accelerator)": HOST_DATA
     + "TP104/membership passes a host tensor's device string",
     'not (A == DEVICE.type != "cpu") (value on an accelerator)': HOST_DATA

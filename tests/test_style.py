@@ -52,7 +52,7 @@ def test_a_tab_indented_file_gets_tabs_only(format_mode):
     indented = [line for line in code.splitlines() if line[:1] in (" ", "\t")]
     inside_string = ["    kept as written"]
     assert [line for line in indented if line.startswith(" ")] == inside_string
-    assert "\t\ttorch.get_device_module(DEVICE()).synchronize()\n" in code
+    assert "\t\ttorch.accelerator.synchronize()\n" in code
     assert "\ttorch.accelerator.empty_cache()\n" in code  # the guard's new block
     # The accessor's body, too.
     assert 'def DEVICE():\n\t"""' in code
@@ -278,10 +278,7 @@ def _style_problems(case: str, before: str, after: str):
 # What the after files still hold today, each with the reason. A change that
 # fixes one may drop it from here (an entry no after file holds any more is
 # harmless: several changes to the chunking are in flight).
-STYLE_PROBLEMS_NOT_YET = {
-    # fork_rng's device list guards a guarded current_device_index() again.
-    "programs/fork_rng_dropout:22: a guarded value inside the same guard",
-}
+STYLE_PROBLEMS_NOT_YET: set = set()
 
 
 def test_no_after_file_holds_what_a_maintainer_would_not_write():

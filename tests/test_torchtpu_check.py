@@ -50,13 +50,14 @@ def _as_the_table_says():
 
 def test_no_mismatch_when_torch_tpu_agrees(check):
     attributes = _as_the_table_says()
-    assert attributes["synchronize"] and not attributes["seed_all"]
+    assert attributes["manual_seed_all"] and attributes["get_rng_state"]
     assert check.evidence_mismatches(attributes) == []
 
 
 def test_a_missing_attribute_is_a_mismatch(check):
-    attributes = dict(_as_the_table_says(), synchronize=False, seed_all=True)
+    attributes = dict(_as_the_table_says(), manual_seed_all=False)
+    del attributes["get_rng_state"]
     wrong = check.evidence_mismatches(attributes)
     assert len(wrong) == 2
-    assert any("synchronize" in line and "lacks" in line for line in wrong)
-    assert any("seed_all" in line and "has" in line for line in wrong)
+    assert any("manual_seed_all" in line and "lacks" in line for line in wrong)
+    assert any("get_rng_state" in line and "lacks" in line for line in wrong)

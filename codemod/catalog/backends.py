@@ -71,13 +71,10 @@ NEURON = _unknown("no TorchNeuron source was available to check")
 
 CUDA_INIT = "torch/cuda/__init__.py"
 CUDA_RANDOM = "torch/cuda/random.py"
-CUDA_STREAMS = "torch/cuda/streams.py"
 CPU_INIT = "torch/cpu/__init__.py"
 MPS_INIT = "torch/mps/__init__.py"
-MPS_EVENT = "torch/mps/event.py"
 XPU_INIT = "torch/xpu/__init__.py"
 XPU_RANDOM = "torch/xpu/random.py"
-XPU_STREAMS = "torch/xpu/streams.py"
 TPU_MODULE = "torch_tpu/_internal/device/_device_module.py"
 # The table of what torch.tpu exports (the rest of the device class stays private).
 TPU_API = "torch_tpu/_internal/public_api.py"
@@ -153,76 +150,11 @@ OOM_RAISED = (
 )
 
 IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
-    f"{DEVICE_MODULE}.synchronize()": _device_module(
-        _yes(CUDA_INIT, "synchronize"),
-        _yes(CPU_INIT, "synchronize"),
-        _yes(MPS_INIT, "synchronize"),
-        _yes(XPU_INIT, "synchronize"),
-        _tpu("synchronize"),
-    ),
-    f"{DEVICE_MODULE}.current_stream()": _device_module(
-        _yes(CUDA_INIT, "current_stream"),
-        _yes(
-            CPU_INIT,
-            "current_stream",
-            "returns a torch.cpu.Stream, which has no synchronize() and which "
-            "Tensor.record_stream rejects",
-        ),
-        _no(MPS_INIT, "current_stream"),
-        _yes(XPU_INIT, "current_stream"),
-        _tpu("current_stream"),
-    ),
-    f"{DEVICE_MODULE}.Stream()": _device_module(
-        _yes(CUDA_STREAMS, "Stream"),
-        _yes(CPU_INIT, "Stream", "a placeholder with no methods that do work"),
-        _no(MPS_INIT, "Stream"),
-        _yes(XPU_STREAMS, "Stream"),
-        _tpu("Stream", TPU_EXPERIMENTAL),
-    ),
-    f"{DEVICE_MODULE}.default_stream()": _device_module(
-        _yes(CUDA_INIT, "default_stream"),
-        _no(CPU_INIT, "default_stream", "torchport writes torch.cpu.current_stream()"),
-        _no(MPS_INIT, "default_stream"),
-        _no(XPU_INIT, "default_stream"),
-        _unknown("not checked against the torch-tpu wheel's exports", TPU_API),
-    ),
-    f"with {DEVICE_MODULE}.stream(s):": _device_module(
-        _yes(CUDA_INIT, "stream"),
-        _yes(CPU_INIT, "stream"),
-        _no(MPS_INIT, "stream"),
-        _yes(XPU_INIT, "stream"),
-        _tpu("stream"),
-    ),
-    f"{DEVICE_MODULE}.Event()": _device_module(
-        _yes(CUDA_STREAMS, "Event"),
-        _yes(CPU_INIT, "Event", "records nothing: elapsed_time() cannot time"),
-        _yes(MPS_EVENT, "Event"),
-        _yes(XPU_STREAMS, "Event"),
-        _tpu("Event", TPU_EXPERIMENTAL),
-    ),
-    f"{DEVICE_MODULE}.manual_seed(seed)": _rng(
-        "manual_seed",
-        _no(CPU_INIT, "manual_seed"),
-        _yes(MPS_INIT, "manual_seed"),
-        _tpu("manual_seed"),
-    ),
     f"{DEVICE_MODULE}.manual_seed_all(seed)": _rng(
         "manual_seed_all",
         _no(CPU_INIT, "manual_seed_all"),
         _no(MPS_INIT, "manual_seed_all", "torch.mps has manual_seed only"),
         _tpu("manual_seed_all"),
-    ),
-    f"{DEVICE_MODULE}.seed()": _rng(
-        "seed",
-        _no(CPU_INIT, "seed"),
-        _yes(MPS_INIT, "seed"),
-        _tpu_lacks("seed"),
-    ),
-    f"{DEVICE_MODULE}.seed_all()": _rng(
-        "seed_all",
-        _no(CPU_INIT, "seed_all"),
-        _no(MPS_INIT, "seed_all"),
-        _tpu_lacks("seed_all"),
     ),
     f"{DEVICE_MODULE}.initial_seed()": _rng(
         "initial_seed",
@@ -241,25 +173,6 @@ IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
         _no(CPU_INIT, "set_rng_state"),
         _yes(MPS_INIT, "set_rng_state"),
         _tpu("set_rng_state"),
-    ),
-    f"{DEVICE_MODULE}.get_rng_state_all()": _rng(
-        "get_rng_state_all",
-        _no(CPU_INIT, "get_rng_state_all"),
-        _no(MPS_INIT, "get_rng_state_all"),
-        _tpu_lacks("get_rng_state_all"),
-    ),
-    f"{DEVICE_MODULE}.set_rng_state_all(states)": _rng(
-        "set_rng_state_all",
-        _no(CPU_INIT, "set_rng_state_all"),
-        _no(MPS_INIT, "set_rng_state_all"),
-        _tpu_lacks("set_rng_state_all"),
-    ),
-    f"{DEVICE_MODULE}.get_device_name()": _device_module(
-        _yes(CUDA_INIT, "get_device_name"),
-        _no(CPU_INIT, "get_device_name"),
-        _no(MPS_INIT, "get_device_name"),
-        _yes(XPU_INIT, "get_device_name"),
-        _tpu("get_device_name", TPU_EXPERIMENTAL),
     ),
     "torch.accelerator.empty_cache()": _allocator(),
     "torch.accelerator.memory_allocated()": _allocator(),
@@ -352,6 +265,10 @@ ACCELERATOR_CONTRACT = (
     "set_stream",
     "synchronize",
 )
+# Likewise torch's own stream and event classes, served by every backend's device
+# guard (c10::impl::DeviceGuardImplInterface): torchport writes them behind the CPU
+# guard, torch.cpu's no-op stand-ins on the CPU.
+TORCH_CONTRACT = ("Stream", "Event")
 
 
 def backends_of(idiom: str) -> Mapping[str, Evidence]:

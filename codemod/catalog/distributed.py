@@ -1,4 +1,4 @@
-"""Distributed: the NCCL backend, DDP device ids, spawn counts."""
+"""Distributed: the NCCL backend, DDP device ids, spawn counts, DataParallel."""
 
 from __future__ import annotations
 
@@ -48,5 +48,31 @@ ROWS: List[Row] = [
         "distributed",
         "max({count}, 1)",
         kind="form",
+    ),
+    # Collectives of CPU and CUDA tensors only; reported in a module that uses CUDA.
+    Row(
+        ('"gloo" as a backend',), "TP507", "distributed", kind="string", trigger="gloo"
+    ),
+    # CUDA's scatter; reported where no CUDA test keeps it to CUDA (TP301 keeps it).
+    Row(
+        (
+            "torch.nn.DataParallel",
+            "torch.nn.parallel.DataParallel",
+            "torch.nn.parallel.data_parallel.DataParallel",
+        ),
+        "TP506",
+        "distributed",
+        rewrite="report",
+        trigger=r"\bDataParallel\b",
+    ),
+    Row(
+        (
+            "torch.nn.parallel.data_parallel",
+            "torch.nn.parallel.data_parallel.data_parallel",
+        ),
+        "TP506",
+        "distributed",
+        rewrite="report",
+        trigger=r"\bdata_parallel\b",
     ),
 ]

@@ -14,13 +14,18 @@ class Param:
     """A parameter of a ``torch.cuda`` function, as its portable form takes it.
 
     ``positional_only``: the portable form takes it by position only (a keyword is
-    moved to its position). ``index_only``: the portable form takes an int index and
+    moved to its position). ``keyword_only``: by keyword only (a positional argument
+    is given its name). ``index_only``: the portable form takes an int index and
     no ``torch.device`` or string, so only an int literal (or None) is exact.
+    ``default_only``: the portable form does not honour it, so only ``False`` (its
+    default) is exact.
     """
 
     name: str
     positional_only: bool = False
     index_only: bool = False
+    keyword_only: bool = False
+    default_only: bool = False
 
 
 @dataclass(frozen=True)

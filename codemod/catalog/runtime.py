@@ -15,6 +15,7 @@ from codemod.model.versions import (
     MEMORY_INFO_TORCH,
     MEMORY_TORCH,
     OOM_ERROR_TORCH,
+    STREAM_CONTEXT_TORCH,
 )
 
 _ACC = "{torch}.accelerator."
@@ -46,6 +47,23 @@ def _runtime(
     )
 
 
+ONE_DEVICE = (
+    "seeds the current CUDA device only, and no accelerator API seeds one device; "
+    "left as it is (a no-op without CUDA). `torch.manual_seed(seed)` seeds the CPU "
+    "and every device; after it, `torch.cuda.manual_seed(seed)` is not needed"
+)
+RESEED = (
+    "reseeds CUDA from a random seed, and no accelerator API reseeds a device; left "
+    "as it is (a no-op without CUDA). `torch.seed()` reseeds the CPU and every device"
+)
+
+
+def _seed(name: str, portable=None, cpu=None, advice: str = "") -> Row:
+    """A CUDA seed (TP310), removed where it repeats torch.manual_seed."""
+    names = (f"torch.cuda.{name}",)
+    return Row(names, "TP310", "cuda_runtime", portable, cpu, "name", "seed", advice)
+
+
 def _memory(name: str, portable: str, cpu: str) -> Row:
     """A memory statistic (TP308): its torch.accelerator form needs torch 2.9."""
     return _runtime(name, "TP308", _ACC + portable, cpu, min_torch=MEMORY_TORCH)
@@ -73,8 +91,20 @@ PARAMS: Dict[str, Tuple[Param, ...]] = {
         for name in ("is_available", "device_count", "current_device", "empty_cache")
     },
     "torch.cuda.set_device": _DEVICE,
+    "torch.cuda.synchronize": _DEVICE,
     "torch.cuda.device": (Param("device", positional_only=True, index_only=True),),
     "torch.cuda.set_stream": (Param("stream"),),
+    "torch.cuda.current_stream": _DEVICE,
+    "torch.cuda.Stream": (Param("device"), Param("priority", keyword_only=True)),
+    # torch.Event takes blocking and interprocess but ignores them (its
+    # documentation says so from torch 2.8), and has no external.
+    "torch.cuda.Event": (
+        Param("enable_timing", keyword_only=True),
+        *(
+            Param(name, keyword_only=True, default_only=True)
+            for name in ("blocking", "interprocess", "external")
+        ),
+    ),
     **{
         f"torch.cuda.{name}": _DEVICE
         for name in (
@@ -116,20 +146,40 @@ ROWS: List[Row] = [
         rewrite="device_index",
         min_torch=DEVICE_INDEX_TORCH,
     ),
-    _runtime("synchronize", "TP304", _MOD + "synchronize"),
-    # torch.cpu.Stream takes a priority only: a stream of a device is CPU's no-op one.
-    _runtime("Stream", "TP305", _MOD + "Stream", "{torch}.cpu.Stream()", "stream"),
-    _runtime("current_stream", "TP305", _MOD + "current_stream"),
-    _runtime("stream", "TP305", _MOD + "stream"),
-    _runtime("set_stream", "TP305", _ACC + "set_stream", "None"),
-    # On the CPU every torch.cpu stream is the same no-op.
+    # torch.accelerator.synchronize raises without an accelerator: a no-op there.
+    _runtime("synchronize", "TP304", _ACC + "synchronize", "None"),
+    # torch.Stream, torch.Event and torch.accelerator's streams: what every
+    # accelerator implements. On the CPU torch.cpu's no-op stand-ins (a CPU
+    # torch.Stream cannot wait_stream, a CPU torch.Event cannot record).
     _runtime(
-        "default_stream",
-        "TP305",
-        _MOD + "default_stream",
-        "{torch}.cpu.current_stream()",
+        "Stream", "TP305", "{torch}.Stream", "{torch}.cpu.Stream()", "stream_object"
     ),
-    _runtime("Event", "TP306", _MOD + "Event", "{torch}.cpu.Event()"),
+    _runtime(
+        "current_stream",
+        "TP305",
+        _ACC + "current_stream",
+        "{torch}.cpu.current_stream()",
+        "stream_object",
+    ),
+    # `with torch.cuda.stream(s):` -> `with s:` (torch.Stream is a context manager).
+    _runtime(
+        "stream",
+        "TP305",
+        "{torch}.cpu.stream",
+        rewrite="stream_context",
+        min_torch=STREAM_CONTEXT_TORCH,
+    ),
+    _runtime("set_stream", "TP305", _ACC + "set_stream", "None"),
+    Row(
+        ("torch.cuda.default_stream",),
+        "TP305",
+        "cuda_runtime",
+        rewrite="report",
+        advice="no accelerator has a portable default stream; "
+        "`torch.accelerator.current_stream()` is the same stream outside any "
+        "`with stream:` block or `set_stream`",
+    ),
+    _runtime("Event", "TP306", "{torch}.Event", "{torch}.cpu.Event()", "stream_object"),
     Row(
         ("Event.elapsed_time",),
         "TP307",
@@ -186,14 +236,26 @@ ROWS: List[Row] = [
         "(0, 0)",
         min_torch=MEMORY_INFO_TORCH,
     ),
-    _runtime("manual_seed", "TP310", _MOD + "manual_seed", "None"),
-    _runtime("manual_seed_all", "TP310", _MOD + "manual_seed_all", "None"),
-    _runtime("seed", "TP310", _MOD + "seed", "None"),
-    _runtime("seed_all", "TP310", _MOD + "seed_all", "None"),
+    # Removed where they repeat torch.manual_seed(x) (codemod.passes.runtime.seeds).
+    # manual_seed seeds the current CUDA device only: no accelerator API seeds one
+    # device (torch.mps and torch.tpsim have no manual_seed_all either).
+    _seed("manual_seed", advice=ONE_DEVICE),
+    _seed("manual_seed_all", _MOD + "manual_seed_all", "None"),
+    *(
+        Row(
+            (f"torch.cuda.{name}",),
+            "TP310",
+            "cuda_runtime",
+            rewrite="report",
+            advice=RESEED,
+        )
+        for name in ("seed", "seed_all")
+    ),
     _runtime("get_rng_state", "TP311", _MOD + "get_rng_state", "None"),
     _runtime("set_rng_state", "TP311", _MOD + "set_rng_state", "None"),
-    _runtime("get_rng_state_all", "TP311", _MOD + "get_rng_state_all", "[]"),
-    _runtime("set_rng_state_all", "TP311", _MOD + "set_rng_state_all", "None"),
+    # Device by device, with the per-device functions (codemod.passes.runtime.per_device).
+    _runtime("get_rng_state_all", "TP311", rewrite="rng_state_all"),
+    _runtime("set_rng_state_all", "TP311", rewrite="rng_state_all"),
     Row(
         ("torch.random.fork_rng",),
         "TP312",
@@ -201,7 +263,16 @@ ROWS: List[Row] = [
         rewrite="fork_rng",
         trigger="fork_rng",
     ),
-    _runtime("get_device_name", "TP314", _MOD + "get_device_name", '"cpu"'),
+    # No accelerator API names a device: kept for CUDA, the device type elsewhere.
+    Row(
+        ("torch.cuda.get_device_name",),
+        "TP314",
+        "cuda_runtime",
+        "{device}.type",
+        rewrite="cuda_kept",
+        advice="no accelerator API names a device; the fix keeps the call for CUDA "
+        "and names the device by its type elsewhere",
+    ),
     *_no_portable_form(
         ALLOCATOR,
         "get_per_process_memory_fraction",
@@ -222,7 +293,9 @@ ROWS: List[Row] = [
     ),
     *_no_portable_form(
         "device properties differ by backend; guard it with "
-        '`if DEVICE().type == "cuda":` or keep only the fields you need',
+        '`if DEVICE().type == "cuda":` or keep only the fields you need '
+        "(`.total_memory`: `torch.accelerator.get_memory_info(i)[1]`, torch >= 2.10, "
+        "which makes a context on device i where reading properties does not)",
         "get_device_properties",
     ),
     *_no_portable_form(

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from codemod import catalog
-from codemod.passes.base import Pass, option_name, target_name
+from codemod.passes.base import Pass, option_name, target_name, walk
 from codemod.passes.guards import AVAILABILITY, AcceleratedBranches, without_guards
 from codemod.rules.distributed import RULES
 
@@ -53,6 +53,22 @@ SPAWN = {
     "torch.multiprocessing.spawn.start_processes",
 }
 SPAWN_NPROCS = 2  # spawn(fn, args=(), nprocs=1, ...)
+# nn.DataParallel and its function: CUDA's scatter (TP506).
+DATA_PARALLEL = set(catalog.names_of("distributed")) - {
+    n for r in catalog.rows_of("distributed") if r.code != "TP506" for n in r.names
+}
+GLOO = (
+    '`"gloo"` runs collectives of CPU and CUDA tensors only: on another accelerator a '
+    "collective of a device tensor raises; choose the backend by hand (see `torchport "
+    "explain TP507`)"
+)
+DATA_PARALLEL_ADVICE = (
+    "`nn.DataParallel` scatters with CUDA only (another accelerator raises in its "
+    "forward): keep it behind `if torch.cuda.device_count() > 1:`, or use "
+    "DistributedDataParallel"
+)
+# What keeps DataParallel to CUDA where it tests an `if` around it (TP301 keeps it).
+CUDA_TESTS = {"torch.cuda.device_count", "torch.cuda.is_available"}
 DEVICE_COUNT = {"torch.cuda.device_count", "torch.accelerator.device_count"}
 
 
@@ -97,10 +113,13 @@ class Distributed(AcceleratedBranches, Pass):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.backends: Set[cst.CSTNode] = set()  # "nccl" literals in a backend position
+        self.gloo: Set[cst.CSTNode] = set()  # "gloo" in one, where the module uses CUDA
+        self.uses_cuda = "cuda" in context.facts.identifiers
         self.collapse: Set[cst.CSTNode] = set()  # "nccl" if is_available() else "gloo"
         self.ignored: Set[cst.CSTNode] = set()  # literals reported by their parent
         self.ddp_args: Set[cst.CSTNode] = set()
         self.counts: Set[cst.CSTNode] = set()  # device_count() calls that set nprocs
+        self.cuda_tests: List[bool] = []  # enclosing `if`s: does its test ask CUDA
         spawn_names = [
             local for local, target in context.facts.imports.items() if target in SPAWN
         ]
@@ -135,6 +154,8 @@ class Distributed(AcceleratedBranches, Pass):
     def _mark_backend(self, value: cst.BaseExpression) -> None:
         if _mentions_nccl(value) or self.qualified_name(value) in NCCL_NAMES:
             self.backends.add(value)
+        elif _gloo_literal(value) and self.uses_cuda:
+            self.gloo.add(value)
         elif isinstance(value, cst.IfExp) and not self._is_availability_choice(value):
             for branch in (value.body, value.orelse):
                 self._mark_backend(branch)
@@ -167,6 +188,8 @@ class Distributed(AcceleratedBranches, Pass):
                     continue
                 if not self.in_accelerated_branch():  # else: not a CPU module there
                     self.ddp_args.add(arg)
+        elif callee in DATA_PARALLEL and not any(self.cuda_tests):
+            self.report(node, "TP506", DATA_PARALLEL_ADVICE)
         elif callee in NCCL_AVAILABLE:
             self.report(
                 node,
@@ -181,6 +204,19 @@ class Distributed(AcceleratedBranches, Pass):
             elif arg.keyword is not None and arg.keyword.value == "default":
                 if _backend_name(option_name(node)):
                     self._mark_backend(arg.value)
+
+    def visit_If_body(self, node: cst.If) -> None:
+        super().visit_If_body(node)
+        self.cuda_tests.append(
+            any(
+                isinstance(n, cst.Call) and self.callee(n) in CUDA_TESTS
+                for n in walk(node.test)
+            )
+        )
+
+    def leave_If_body(self, node: cst.If) -> None:
+        super().leave_If_body(node)
+        self.cuda_tests.pop()
 
     @staticmethod
     def _guarded(value: cst.BaseExpression) -> bool:
@@ -265,6 +301,9 @@ class Distributed(AcceleratedBranches, Pass):
 
     # -- rewriting, bottom-up ---------------------------------------------------------
     def leave_SimpleString(self, original_node, updated_node):
+        if original_node in self.gloo and original_node not in self.ignored:
+            self.report(original_node, "TP507", GLOO)
+            return updated_node
         if not _mentions_nccl(original_node) or original_node in self.ignored:
             return updated_node
         if original_node in self.backends and _nccl_literal(original_node):

@@ -112,7 +112,7 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             'if device_type == DEVICE().type != "cpu":\n'
-            "    torch.get_device_module(DEVICE()).synchronize()"
+            "    torch.accelerator.synchronize()"
         ),
         safety="Safe: true exactly when the original was on a CUDA machine, and never "
         "true on the CPU.",

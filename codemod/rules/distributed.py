@@ -203,4 +203,88 @@ RULES = (
             ),
         ),
     ),
+    Rule(
+        "TP506",
+        "data-parallel",
+        "`nn.DataParallel` scatters with CUDA only",
+        Fix.NONE,
+        None,
+        what="Reports `torch.nn.DataParallel(...)` (and `torch.nn.parallel."
+        "data_parallel(...)`) outside a test of `torch.cuda.device_count()` or "
+        "`torch.cuda.is_available()`; such a test around it is kept as it is (TP301), "
+        "so the model is wrapped on CUDA alone.",
+        why="On any other accelerator DataParallel takes every device of it and "
+        "scatters the batch with `torch._C._scatter`, which only CUDA builds have: the "
+        "forward pass raises. DistributedDataParallel (one process per device, "
+        "`dist.get_default_backend_for_device(DEVICE())`) is the portable form.",
+        before=(
+            "import torch.nn as nn\n" "\n" "model = nn.DataParallel(nn.Linear(4, 2))"
+        ),
+        after=(
+            "import torch.nn as nn\n" "\n" "model = nn.DataParallel(nn.Linear(4, 2))"
+        ),
+        safety="No fix: wrapping the model or not changes its type (`model.module`) "
+        "and its state-dict keys. Keep it behind `if torch.cuda.device_count() > 1:`, "
+        "or move to DistributedDataParallel.",
+        valid=(
+            (
+                "import torch\n"
+                "import torch.nn as nn\n"
+                "\n"
+                "model = nn.Linear(4, 2)\n"
+                "if torch.cuda.device_count() > 1:\n"
+                "    model = nn.DataParallel(model)"
+            ),
+        ),
+    ),
+    Rule(
+        "TP507",
+        "gloo-device-tensors",
+        '`"gloo"` runs collectives of CPU and CUDA tensors only',
+        Fix.NONE,
+        None,
+        what='Reports `"gloo"` as the backend of a process group (`init_process_group`, '
+        "`new_group`, a `backend=` keyword or variable) in a module that uses CUDA.",
+        why="gloo reduces CPU tensors and CUDA tensors; once the program's tensors are "
+        "on another accelerator (TPU, XPU, NPU...), a collective of one raises (`No "
+        "backend type associated with device type ...`).",
+        before=(
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "\n"
+            'dist.init_process_group("gloo")\n'
+            "x = torch.ones(2).cuda()\n"
+            "dist.all_reduce(x)"
+        ),
+        after=(
+            "import functools\n"
+            "\n"
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "\n"
+            "\n"
+            "@functools.cache\n"
+            "def DEVICE():\n"
+            '    """The accelerator found on first use, else the CPU."""\n'
+            "    if torch.accelerator.device_count() > 0:\n"
+            "        return torch.accelerator.current_accelerator()\n"
+            '    return torch.device("cpu")\n'
+            "\n"
+            "\n"
+            'dist.init_process_group("gloo")\n'
+            "x = torch.ones(2).to(DEVICE())\n"
+            "dist.all_reduce(x)"
+        ),
+        safety="No fix: CUDA runs gloo as asked, and any backend that serves every "
+        "device (`dist.get_default_backend_for_device(DEVICE())`, nccl on CUDA; or "
+        '`f"cpu:gloo,{DEVICE().type}:..."`) changes that. Choose one by hand where '
+        "device tensors meet a collective.",
+        valid=(
+            (
+                "import torch.distributed as dist\n"
+                "\n"
+                'dist.init_process_group("gloo")'
+            ),
+        ),
+    ),
 )

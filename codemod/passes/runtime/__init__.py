@@ -17,14 +17,16 @@ rewrite), ``shapes`` (the rewrites, registered by name), ``availability`` (wheth
 events and streams), ``cpu_guard`` (the guard emitted around a call) and ``tables``
 (the catalogue as the pass reads it).
 
-Every choice was checked on CPU PyTorch 2.13:
-- ``torch.get_device_module(DEVICE())`` is ``torch.cpu`` there, which has
-  ``synchronize``, ``Stream``, ``current_stream`` and ``stream`` (no-ops), but no
-  ``manual_seed*``, rng state or ``Event(enable_timing=...)``;
-- ``torch.accelerator.*`` (device index, memory, streams) raises there;
-- ``torch.Event(DEVICE()).record()`` and ``torch.Stream(DEVICE()).wait_stream`` raise
-  there, so streams and events use the device module (``torch.cpu.Event()`` for the
-  CPU: recording and waiting are no-ops; it cannot time, see TP307).
+Every choice was checked on CPU PyTorch 2.13 and on the simulated accelerator
+(codemod/simulate, whose device module has only what torch requires of one):
+- ``torch.accelerator.*`` (device index, synchronize, memory, streams) raises on the
+  CPU, as do ``torch.Stream(cpu).wait_stream`` and ``torch.Event(cpu).record()``;
+  so streams and events are torch's own (``torch.Stream``, ``torch.Event``,
+  ``torch.accelerator.current_stream()``: what every accelerator implements) behind
+  the guard, with torch.cpu's no-op stand-ins on the CPU (``torch.cpu.Stream()``,
+  ``torch.cpu.Event()``: recording and waiting are no-ops; it cannot time, see TP307);
+- ``torch.get_device_module(DEVICE())`` is ``torch.cpu`` on the CPU, which has no
+  ``manual_seed*`` or rng state; another backend's module need not have them either.
 """
 
 from codemod.passes.runtime.dispatch import CudaRuntime

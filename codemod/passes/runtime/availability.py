@@ -41,6 +41,9 @@ KEPT_GUARD = (
     "rewritten; port that code, then widen the guard"
 )
 _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
+# The tests of CUDA an `if` may keep: `if torch.cuda.device_count() > 1:` around
+# nn.DataParallel stays CUDA's, as `is_available()` does.
+TESTS = ("torch.cuda.is_available", "torch.cuda.device_count")
 
 
 class AvailabilityTests:
@@ -61,9 +64,7 @@ class AvailabilityTests:
     def note_test(self, node: cst.CSTNode, test: cst.CSTNode) -> None:
         callee = self.runtime.callee
         checks = [
-            n
-            for n in walk(test)
-            if isinstance(n, cst.Call) and callee(n) == "torch.cuda.is_available"
+            n for n in walk(test) if isinstance(n, cst.Call) and callee(n) in TESTS
         ]
         if checks:
             self.tests[node] = checks
@@ -162,14 +163,16 @@ class AvailabilityTests:
             message = KEPT_EXIT if unseen else KEPT_GUARD
             if not recognized:
                 for check in checks:
-                    runtime.report(check, "TP301", message)
+                    said = f"`{runtime.callee(check)}()`"
+                    text = message.replace("`torch.cuda.is_available()`", said)
+                    runtime.report(check, "TP301", text)
             return updated
         test = updated.test
         for check in checks:
             old = self.pending.pop(check, None)
             if old is None:
                 continue
-            new = runtime.rewrite_call(check, old, "torch.cuda.is_available")
+            new = runtime.rewrite_call(check, old, runtime.callee(check))
             if new is not old:
                 test = test.deep_replace(old, new)
         return updated.with_changes(test=test)

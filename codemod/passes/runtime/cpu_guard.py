@@ -99,6 +99,39 @@ class CpuGuard:
         self.statements[node] = call
         return node
 
+    def cuda_only(self, original, call, other: str) -> cst.BaseExpression:
+        """``(call if DEVICE().type == "cuda" else other)``: the call kept for CUDA."""
+        runtime = self.runtime
+        quote = "'" if self.quotes and '"' in self.quotes[-1] else '"'
+        node = runtime.expr(
+            "({call} if {device}.type == "
+            + quote
+            + "cuda"
+            + quote
+            + " else "
+            + other
+            + ")",
+            call=call,
+        )
+        if original in runtime.context.bare:
+            node = node.with_changes(lpar=[], rpar=[])
+        return node
+
+    def unwrap(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """The call of a guard made here (``node``), for use under another guard."""
+        return self.statements.get(node, node)
+
+    def unwrap_within(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``node`` with every guard made here inside it reduced to its call, for
+        use under another guard."""
+        statements = self.statements
+
+        class Unwrap(cst.CSTTransformer):
+            def on_leave(self, original_node, updated_node):
+                return statements.get(original_node, updated_node)
+
+        return node.visit(Unwrap())  # type: ignore[return-value]
+
     def hoist(self, original_node, updated_node):
         """``(call if guard else 0) / 2**20`` becomes ``call / 2**20 if guard else
         0.0``: the guard covers the whole figure, so black never wraps the division

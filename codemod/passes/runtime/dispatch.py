@@ -17,11 +17,13 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import Row, under
-from codemod.passes.guards import AcceleratedBranches, is_guard
+from codemod.passes.guards import AcceleratedBranches, is_cuda_test, is_guard
 from codemod.passes.base import Pass, attribute_name, walk
 from codemod.passes.runtime.availability import AvailabilityTests
 from codemod.passes.runtime.bindings import CudaObjects
 from codemod.passes.runtime.cpu_guard import CpuGuard
+from codemod.passes.runtime.per_device import Loops
+from codemod.passes.runtime.seeds import SEED_LINES, repeated_seeds
 from codemod.passes.runtime.shapes import shape_of
 from codemod.passes.runtime.tables import (
     API,
@@ -51,11 +53,17 @@ class CudaRuntime(AcceleratedBranches, Pass):
     # sees its whole top-level statement (a variable of a function, an attribute
     # set in __init__). `torch.cuda.synchronize()` needs no binding, nor a call's
     # result (`current_stream().synchronize()`, or the emitted
-    # `get_device_module(DEVICE()).synchronize()`: a second run must chunk as the first).
+    # `torch.accelerator.synchronize()`: a second run must chunk as the first).
     CONTEXT = re.compile(
-        r"elapsed_time|record_stream|(?<!cuda)(?<!\))\.(?:synchronize|query)\("
-        r"|cuda\.device\("
+        r"elapsed_time|record_stream"
+        r"|(?<!cuda)(?<!accelerator)(?<!\))\.(?:synchronize|query)\("
+        r"|cuda\.device\(|(?:cuda|cpu)\.stream\("
     )
+
+    @classmethod
+    def hits_in(cls, source: str):
+        # A CUDA seed is decided with the torch.manual_seed before it (``seeds``).
+        return SEED_LINES if "cuda.manual_seed" in source else None
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -70,6 +78,14 @@ class CudaRuntime(AcceleratedBranches, Pass):
         # Calls whose int result is passed as a device: `current_device()`,
         # `x.get_device()` (-1 for a CPU tensor), with their rows.
         self.as_device: Dict[cst.Call, Row] = {}
+        # CUDA seeds that repeat a torch.manual_seed (``seeds``), and those removed.
+        self.repeated_seeds: Set[cst.Call] = set()
+        self.removed: Set[cst.Call] = set()
+        self.loops = Loops()  # calls that become a loop (``per_device``)
+        # What runs under `DEVICE().type == "cuda"` only (kept for CUDA by a first run).
+        self.cuda_branch: Set[cst.CSTNode] = set()
+        # Calls a `with` enters, bound to no name (`with torch.cuda.stream(s):`).
+        self.with_items: Set[cst.CSTNode] = set()
         words = context.facts.identifiers
         self.uses_events = "Event" in words and "cuda" in words
 
@@ -81,6 +97,13 @@ class CudaRuntime(AcceleratedBranches, Pass):
         if under(name, ELSEWHERE) or name == "torch.cuda":
             return None
         return API.get(name, UNKNOWN)
+
+    def needs_accelerator(self, test: cst.BaseExpression) -> bool:
+        """Also ``if x.is_cuda:``: its body runs only with a tensor on CUDA, or, once
+        TP202 rewrites the test, on the accelerator."""
+        if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
+            return True
+        return super().needs_accelerator(test)
 
     # -- classification, top-down ---------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -100,11 +123,17 @@ class CudaRuntime(AcceleratedBranches, Pass):
             )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        if is_cuda_test(node.test, self.context.device_name):
+            self.cuda_branch.update(walk(node.body))
         self.availability.note_test(node, node.test)
         self.availability.note_fallback(node)
         self.note_flag(node)
         if isinstance(node.body, cst.Call) and attribute_name(node.body) in METHODS:
             self.guarded.add(node.body)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is None:
+            self.with_items.add(node.item)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self.guard.quotes.append(node.quote)
@@ -176,10 +205,12 @@ class CudaRuntime(AcceleratedBranches, Pass):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.availability.note_exits(node)
+        self.repeated_seeds |= repeated_seeds(node.body, self.qualified_name)
         self.objects.enter_chunk(node, top_level=self.context.col_offset == 0)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.availability.note_exits(node)
+        self.repeated_seeds |= repeated_seeds(node.body, self.qualified_name)
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self.availability.note_assert(node)
@@ -254,7 +285,18 @@ class CudaRuntime(AcceleratedBranches, Pass):
         updated_node = self.availability.decide_exits(original_node, updated_node)
         return self.guard.merge(updated_node)
 
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.loops.note_line(node)
+
     def leave_SimpleStatementLine(self, original_node, updated_node):
+        expr = original_node.body[0]
+        if getattr(expr, "value", None) in self.removed:  # a repeated seed
+            return cst.RemoveFromParent()
+        loop = self.loops.replace(original_node)
+        if loop is not None:
+            if isinstance(loop, cst.If):  # a guard: merged with the ones next to it
+                self.guard.made.add(loop)
+            return loop
         return self.guard.split_line(updated_node)
 
     def leave_SimpleStatementSuite(self, original_node, updated_node):

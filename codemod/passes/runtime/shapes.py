@@ -11,17 +11,19 @@ rows that name no shape here fail at import (``shape_of``).
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, Optional
 
 import libcst as cst
 
 from codemod import catalog
-from codemod.catalog import Param, Row
+from codemod.catalog import Row
 from codemod.model.rule import Fix
 from codemod.passes.guards import is_binding_type
+from codemod.passes.runtime.arguments import mapped_arguments
 from codemod.passes.runtime.cpu_guard import guard_test
+from codemod.passes.runtime.per_device import NOT_A_STATEMENT, get_all, set_all_loop
+from codemod.passes.runtime.seeds import removed_message
 from codemod.passes.runtime.tables import (
-    CPU_STREAM_KEYWORDS,
     INT,
     METHOD_KINDS,
     STREAM,
@@ -29,6 +31,7 @@ from codemod.passes.runtime.tables import (
 )
 
 Shape = Callable[..., cst.BaseExpression]
+NO_NEW_API = (1, 0)  # a fix that writes nothing new (a removal): every target
 SHAPES: Dict[str, Shape] = {}
 
 
@@ -62,6 +65,11 @@ METHOD_MESSAGES = {
     "record_stream": "`.record_stream(stream)`: CPU tensors have none; kept for "
     "accelerators",
 }
+UNKNOWN_STREAM = (
+    "`torch.cuda.stream(s)` where torchport cannot tell that `s` is a stream made "
+    "here (it may be None, which CUDA ignores), or not entered by `with` itself: use "
+    "`with s:` where `s` is a torch.Stream (torch >= 2.7)"
+)
 UNKNOWN_EVENT = (
     "`.elapsed_time()` of an object torchport cannot tell is a CUDA event: left as it "
     'is; CPU events cannot time (use `... if DEVICE().type != "cpu" else float("nan")` '
@@ -93,20 +101,106 @@ def call(runtime, original, updated, row: Row, short: str):
     return runtime.guard.expression(original, new, row.cpu)
 
 
-@shape("stream")
-def stream(runtime, original, updated, row: Row, short: str):
-    """``torch.cuda.Stream(...)`` through the device module; torch.cpu's stream
-    takes a priority only, so a stream given anything else (a device) is made
-    on an accelerator alone, and is torch.cpu's no-op stream on the CPU."""
+# What a torch.cuda stream or event has that torch.Stream and torch.Event lack.
+RAW_HANDLES = {
+    "TP305": ("cuda_stream", "torch.Stream"),
+    "TP306": ("cuda_event", "torch.Event"),
+}
+
+
+@shape("stream_object")
+def stream_object(runtime, original, updated, row: Row, short: str):
+    """A stream or an event made by torch itself (``torch.Stream``,
+    ``torch.accelerator.current_stream()``, ``torch.Event``), as ``call`` writes it;
+    in a module that names the CUDA handle they lack (``.cuda_stream``; the word
+    anywhere, as the pass cannot follow every object to it), reported."""
+    handle, kind = RAW_HANDLES[row.code]
+    if handle in runtime.context.facts.identifiers:
+        runtime.report(
+            original,
+            row.code,
+            f"`torch.{short}(...)`: the module names `{handle}`, the CUDA handle a "
+            f"{kind} lacks: left as it is",
+        )
+        return updated
+    return call(runtime, original, updated, row, short)
+
+
+@shape("stream_context")
+def stream_context(runtime, original, updated, row: Row, short: str):
+    """``with torch.cuda.stream(s):`` becomes ``with s:`` (a torch.Stream is a
+    context manager: it makes itself current, on its device, and restores both), and
+    ``torch.cpu.stream(s)`` on the CPU, where ``s`` is torch.cpu's stand-in. Only
+    where ``s`` is known to be a stream (``torch.cuda.stream(None)`` is a no-op) and
+    the call is what the ``with`` enters (no ``as``: the two give other values)."""
+    value = _only_argument(original, "stream")
+    if (
+        value is None
+        or original not in runtime.with_items
+        or runtime.objects.kind(value) != STREAM
+    ):
+        runtime.report(original, row.code, UNKNOWN_STREAM)
+        return updated
     if not runtime.applied(original, row.code, min_torch=row.min_torch):
         return updated
-    new = updated.with_changes(func=runtime.expr(row.portable))
-    if all(
-        a.keyword is not None and a.keyword.value in CPU_STREAM_KEYWORDS
-        for a in updated.args
-    ):
-        return new
-    return runtime.guard.expression(original, new, row.cpu)  # type: ignore[arg-type]
+    stream = _only_argument(updated, "stream")
+    if runtime.in_accelerated_branch():
+        return stream
+    return runtime.expr(
+        "{stream} if " + guard_test() + " else " + row.portable + "({stream})",
+        stream=stream,
+    )
+
+
+@shape("seed")
+def seed(runtime, original, updated, row: Row, short: str):
+    """A CUDA seed: removed where it repeats a ``torch.manual_seed`` (``seeds``);
+    otherwise as ``call`` writes it, or reported where the row has no portable
+    form (``manual_seed`` seeds the current CUDA device only)."""
+    if original in runtime.repeated_seeds:
+        message = removed_message(original, short)
+        if runtime.record_and_decide(
+            original, row.code, message, min_torch=NO_NEW_API, reads_device=False
+        ):
+            runtime.removed.add(original)
+        return updated
+    if row.portable is None:
+        return report(runtime, original, updated, row, short)
+    return call(runtime, original, updated, row, short)
+
+
+@shape("rng_state_all")
+def rng_state_all(runtime, original, updated, row: Row, short: str):
+    """``get_rng_state_all()``: a list of each device's state; ``set_rng_state_all(
+    states)``, a statement: a loop setting each (``per_device``)."""
+    if short.endswith("get_rng_state_all"):
+        if updated.args:
+            runtime.report(original, row.code, "`torch.{short}(...)`: takes nothing")
+            return updated
+        if not runtime.applied(original, row.code, min_torch=row.min_torch):
+            return updated
+        return get_all(runtime)
+    states = _only_argument(updated, "new_states")
+    if states is None or original not in runtime.loops.alone:
+        runtime.report(original, row.code, NOT_A_STATEMENT)
+        return updated
+    if not runtime.applied(original, row.code, min_torch=row.min_torch):
+        return updated
+    guarded = not runtime.in_accelerated_branch()
+    runtime.loops.statements[original] = set_all_loop(runtime, states, guarded)
+    return updated
+
+
+@shape("cuda_kept")
+def cuda_kept(runtime, original, updated, row: Row, short: str):
+    """No accelerator API has it: the call is kept for CUDA, and elsewhere takes the
+    row's value (``get_device_name``: the device type). Its import stays."""
+    if original in runtime.cuda_branch:  # written so already
+        return updated
+    message = f"`torch.{short}(...)`: {row.advice}"
+    if not runtime.record_and_decide(original, row.code, message, None, row.min_torch):
+        return updated
+    return runtime.guard.cuda_only(original, updated, row.portable)  # type: ignore
 
 
 @shape("name")
@@ -179,6 +273,7 @@ def fork_rng(runtime, original, updated, row: Row, short: str):
     if not runtime.record_and_decide(original, row.code, min_torch=row.min_torch):
         return updated
     value = args[devices].value if devices is not None else cst.Name("None")
+    value = runtime.guard.unwrap_within(value)  # under the guard of the devices
     guarded = runtime.expr("{value} if " + guard_test() + " else []", value=value)
     if devices is not None:
         args[devices] = args[devices].with_changes(value=guarded)
@@ -222,6 +317,12 @@ def object_method(runtime, original, updated, row: Row, short: str):
     message = METHOD_MESSAGES.get(method, "")
     if not runtime.record_and_decide(original, row.code, message, None, row.min_torch):
         return updated
+    # Under this guard, the stream it is called on (or given) needs none of its own.
+    unwrap = runtime.guard.unwrap
+    updated = updated.with_changes(
+        func=updated.func.with_changes(value=unwrap(updated.func.value)),
+        args=[a.with_changes(value=unwrap(a.value)) for a in updated.args],
+    )
     return runtime.guard.expression(original, updated, row.cpu)  # type: ignore
 
 
@@ -232,59 +333,14 @@ def _is_device_type(runtime, node: cst.CSTNode) -> bool:
 
 def _device_index_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
     """The one argument of ``torch.cuda.device(...)``, if it has the usual form."""
+    return _only_argument(call, "device")
+
+
+def _only_argument(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    """The one argument of ``call``, by position or as ``name=``, if it has one."""
     args = call.args
     if len(args) != 1 or args[0].star:
         return None
-    if args[0].keyword is not None and args[0].keyword.value != "device":
+    if args[0].keyword is not None and args[0].keyword.value != name:
         return None
     return args[0].value
-
-
-def mapped_arguments(
-    args: Sequence[cst.Arg], params: Optional[Sequence[Param]]
-) -> Union[Sequence[cst.Arg], str]:
-    """The call's arguments as the portable form takes them (``params``: the CUDA
-    function's parameters, see ``catalog.Param``), or why that is not exact."""
-    if params is None:
-        return args
-    if any(a.star for a in args):
-        return "arguments passed with * or ** cannot be checked against the target"
-    values: List[Optional[cst.Arg]] = [None] * len(params)
-    names = [p.name for p in params]
-    for position, arg in enumerate(args):
-        if arg.keyword is None:
-            if position >= len(params):
-                return "more arguments than the target takes"
-            values[position] = arg
-        elif (
-            arg.keyword.value in names
-            and values[names.index(arg.keyword.value)] is None
-        ):
-            values[names.index(arg.keyword.value)] = arg
-        else:
-            return f"`{arg.keyword.value}=` is not an argument the target takes"
-    out: List[cst.Arg] = []
-    keywords: List[cst.Arg] = []
-    for index, (param, arg) in enumerate(zip(params, values)):
-        if arg is None:
-            continue
-        if param.index_only and not (
-            isinstance(arg.value, cst.Integer) or is_name(arg.value, "None")
-        ):
-            return (
-                f"`{param.name}` must be an int index there, not a device or a string"
-            )
-        if param.positional_only:
-            if any(v is None for v in values[:index]):
-                return (
-                    f"`{param.name}` is positional there and an earlier one is missing"
-                )
-            out.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
-        else:
-            keywords.append(arg)
-    out += keywords
-    last = len(out) - 1
-    return [
-        a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == last else a
-        for i, a in enumerate(out)
-    ]

@@ -28,7 +28,11 @@ ALIASES = re.compile(r"^torch\.cuda\.(?:memory|random|streams)\.")
 # Reported by other passes (AMP, distributed, backend flags, report-only ones).
 ELSEWHERE = catalog.torch_cuda_elsewhere()
 # Names that keep guarded code CUDA-only (so its `is_available()` guard stays).
-CUDA_ONLY_MODULES = catalog.CUDA_ONLY_LIBRARIES + ("torch.utils.cpp_extension",)
+# nn.DataParallel scatters with CUDA only (TP506).
+CUDA_ONLY_MODULES = catalog.CUDA_ONLY_LIBRARIES + (
+    "torch.utils.cpp_extension",
+    *(n for r in catalog.rows_of("distributed") if r.code == "TP506" for n in r.names),
+)
 
 # Methods of CUDA events and streams that torch.cpu's stand-ins lack, kept for
 # accelerators, with their CPU value: the catalogue's method rows that have one
@@ -51,8 +55,6 @@ METHOD_KINDS = {
     name: STREAM if row.name.startswith(("Stream.", "Tensor.")) else EVENT
     for name, row in METHODS.items()
 }
-# What torch.cpu.Stream(...) takes (checked on torch 2.13: `priority` alone).
-CPU_STREAM_KEYWORDS = {"priority"}
 
 
 def canonical(name: str) -> str:

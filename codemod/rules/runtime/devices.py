@@ -7,15 +7,6 @@ from codemod.model.versions import ACCELERATOR_TORCH, DEVICE_INDEX_TORCH
 from codemod.model.rule import Fix, Rule
 from codemod.rules.examples import EXAMPLE_BINDING
 
-# A timing event as the examples' rewrite makes it (TP306, TP307).
-_TIMING_EVENT = (
-    "(\n"
-    "    torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
-    '    if DEVICE().type != "cpu"\n'
-    "    else torch.cpu.Event()\n"
-    ")"
-)
-
 RULES = (
     Rule(
         "TP301",
@@ -59,9 +50,10 @@ RULES = (
             ),
         ),
         safety="Safe: the same answers on CUDA and on CPU-only machines. An "
-        "`is_available()` that guards code that stays CUDA-only (nvtx, CUDA graphs, "
-        'other `torch.cuda` calls without a portable form, "cuda" strings left in '
-        "place, apex, pynvml, ...) is left as it is, and so is an early exit "
+        "`is_available()` or `device_count()` test that guards code that stays "
+        "CUDA-only (nvtx, CUDA graphs, `nn.DataParallel`, other `torch.cuda` calls "
+        'without a portable form, "cuda" strings left in place, apex, pynvml, ...) is '
+        "left as it is, and so is an early exit "
         "(`if not torch.cuda.is_available(): return`, `assert "
         "torch.cuda.is_available()`) before such code in its block, and a check "
         'that takes the CPU when "cuda" was asked for and is missing (`if args.device '
@@ -143,12 +135,14 @@ RULES = (
         "`torch.cuda.synchronize()` only knows CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="Rewrites `torch.cuda.synchronize()` to "
-        "`torch.get_device_module(DEVICE()).synchronize()`.",
-        why="`torch.accelerator.synchronize()` raises without an accelerator; "
-        "`torch.cpu.synchronize()` is a no-op.",
+        what="Rewrites `torch.cuda.synchronize(device)` to "
+        '`torch.accelerator.synchronize(device)`, behind `DEVICE().type != "cpu"`.',
+        why="`torch.accelerator.synchronize()` is what every accelerator implements "
+        "(a backend's device module need not have `synchronize`); it raises without "
+        "an accelerator, where there is nothing to wait for.",
         before=("import torch\n" "\n" "torch.cuda.synchronize()"),
-        after=EXAMPLE_BINDING + "torch.get_device_module(DEVICE()).synchronize()",
+        after=EXAMPLE_BINDING
+        + 'if DEVICE().type != "cpu":\n    torch.accelerator.synchronize()',
         valid=(
             ("import torch\n" "\n" "torch.cpu.synchronize()"),
             (
@@ -160,7 +154,9 @@ RULES = (
                 "Clock().synchronize()"
             ),
         ),
-        safety="Safe: on CUDA the device module is torch.cuda.",
+        safety="Safe: on CUDA it waits for the same device (the current one, or the "
+        "one given). It does not initialise CUDA where torch.cuda.synchronize() "
+        "would: before CUDA is initialised there is no work to wait for.",
     ),
     Rule(
         "TP305",
@@ -168,19 +164,24 @@ RULES = (
         "`torch.cuda` streams only know CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`torch.cuda.Stream()`, `current_stream()`, `default_stream()` and "
-        "`stream(s)` go through `torch.get_device_module(DEVICE())` (a `Stream(...)` "
-        'given a device is made behind `DEVICE().type != "cpu"`, `torch.cpu.Stream()` '
-        "on the CPU, whose stream takes no device); `set_stream(s)` "
-        'becomes `torch.accelerator.set_stream(s)` behind `DEVICE().type != "cpu"`. '
-        "On a stream known by its binding (made by one of these calls, in the same "
-        "function, or an attribute always set so), `.synchronize()` and `.query()`, "
-        "and `x.record_stream(stream)`, are kept for accelerators: a statement goes "
-        'behind `if DEVICE().type != "cpu":`, `query()` is True on the CPU.',
-        why="torch.cpu has no-op streams (`wait_stream`, `wait_event`, `with "
-        "stream(s):` work), so side-stream code still runs on the CPU; they have no "
-        "`synchronize` or `query`, CPU tensors have no `record_stream`, and "
-        "`torch.Stream(DEVICE()).wait_stream` raises there.",
+        what="`torch.cuda.Stream(...)` becomes `torch.Stream(...)` and "
+        "`current_stream(device)` `torch.accelerator.current_stream(device)`, both "
+        'behind `DEVICE().type != "cpu"` (torch.cpu\'s no-op `Stream()` and '
+        "`current_stream()` on the CPU); `set_stream(s)` becomes "
+        "`torch.accelerator.set_stream(s)` behind it. `with torch.cuda.stream(s):` "
+        "becomes `with s:` (torch >= 2.7; `torch.cpu.stream(s)` on the CPU) where `s` "
+        "is known to be such a stream. On a stream known by its binding (made by one "
+        "of these calls, in the same function, or an attribute always set so), "
+        "`.synchronize()` and `.query()`, and `x.record_stream(stream)`, are kept for "
+        'accelerators: a statement goes behind `if DEVICE().type != "cpu":`, '
+        "`query()` is True on the CPU. `default_stream()` is reported: no "
+        "accelerator API names the default stream.",
+        why="torch.Stream and torch.accelerator's streams are what every accelerator "
+        "implements; a backend's device module need not have `Stream`, "
+        "`current_stream` or `stream` (torch.mps has none, torch.xpu no "
+        "`default_stream`). On the CPU a torch.Stream cannot `wait_stream`, so "
+        "torch.cpu's no-op streams stand in; they have no `synchronize` or `query`, "
+        "and CPU tensors have no `record_stream`.",
         before=(
             "import torch\n"
             "\n"
@@ -191,8 +192,8 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            "s = torch.get_device_module(DEVICE()).Stream()\n"
-            "with torch.get_device_module(DEVICE()).stream(s):\n"
+            's = torch.Stream() if DEVICE().type != "cpu" else torch.cpu.Stream()\n'
+            'with s if DEVICE().type != "cpu" else torch.cpu.stream(s):\n'
             "    x = torch.ones(2)\n"
             'if DEVICE().type != "cpu":\n'
             "    s.synchronize()"
@@ -213,9 +214,13 @@ RULES = (
                 "    x = torch.ones(2)"
             ),
         ),
-        safety="Safe: on CUDA the device module is torch.cuda and every call is "
-        "unchanged. MPS has no stream API in its device module; XPU has no "
-        "`default_stream`.",
+        safety="Safe: on CUDA `torch.Stream()` is a new stream of the current device, "
+        "from the same pool and with the priority given, as `torch.cuda.Stream()`; "
+        "`current_stream()` is the same stream; `with s:` makes `s` current on its "
+        "device and restores the previous stream and device, as "
+        "`torch.cuda.stream(s)` does. They are torch.Stream objects, without "
+        "`.cuda_stream`: in a module that reads it they are reported instead. A "
+        "`torch.cuda.stream(s)` given what may be None (a no-op there) is reported.",
     ),
     Rule(
         "TP306",
@@ -223,10 +228,13 @@ RULES = (
         "`torch.cuda.Event` only knows CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`torch.cuda.Event(...)` becomes `torch.get_device_module(DEVICE()).Event(...)`"
-        " on an accelerator and `torch.cpu.Event()` on the CPU.",
-        why="`torch.Event(DEVICE()).record()` raises on the CPU; torch.cpu events record "
-        "and wait as no-ops.",
+        what="`torch.cuda.Event(enable_timing)` becomes "
+        "`torch.Event(enable_timing=...)` on an accelerator and `torch.cpu.Event()` on "
+        "the CPU. `blocking=`, `interprocess=` or `external=` other than False is "
+        "reported: torch.Event does not honour them.",
+        why="torch.Event is what every accelerator implements (a backend's device "
+        "module need not have `Event`); a CPU torch.Event cannot `record()`, torch.cpu "
+        "events record and wait as no-ops.",
         before=(
             "import torch\n"
             "\n"
@@ -239,9 +247,7 @@ RULES = (
         + (
             "def timer():\n"
             "    start = (\n"
-            "        torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
-            '        if DEVICE().type != "cpu"\n'
-            "        else torch.cpu.Event()\n"
+            '        torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()\n'
             "    )\n"
             "    return start"
         ),
@@ -249,7 +255,9 @@ RULES = (
             ("import threading\n" "\n" "done = threading.Event()"),
             ("import torch\n" "\n" "marker = torch.cpu.Event()\n" "marker.record()"),
         ),
-        safety="Safe: on CUDA the event is a torch.cuda.Event, as before.",
+        safety="Safe: on CUDA the same CUDA event (timing or not, created when first "
+        "recorded, on the recording stream's device), with the same methods; it is a "
+        "torch.Event, without `.cuda_event`: in a module that reads it, reported.",
     ),
     Rule(
         "TP307",
@@ -282,14 +290,10 @@ RULES = (
         + (
             "def timed(step):\n"
             "    start = (\n"
-            "        torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
-            '        if DEVICE().type != "cpu"\n'
-            "        else torch.cpu.Event()\n"
+            '        torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()\n'
             "    )\n"
             "    end = (\n"
-            "        torch.get_device_module(DEVICE()).Event(enable_timing=True)\n"
-            '        if DEVICE().type != "cpu"\n'
-            "        else torch.cpu.Event()\n"
+            '        torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()\n'
             "    )\n"
             "    start.record()\n"
             "    step()\n"
@@ -329,17 +333,17 @@ RULES = (
         "`torch.cuda.get_device_name()` only knows CUDA",
         Fix.UNSAFE,
         ACCELERATOR_TORCH,
-        what="Becomes `torch.get_device_module(DEVICE()).get_device_name(...)`, and "
-        '`"cpu"` on the CPU.',
-        why="torch.accelerator has no get_device_name.",
+        what='Becomes `torch.cuda.get_device_name(...) if DEVICE().type == "cuda" else '
+        "DEVICE().type`: the call is kept for CUDA, and the device type names the "
+        "device elsewhere.",
+        why="No accelerator API names a device: torch.accelerator has no "
+        "get_device_name, and a backend's device module need not have one (torch.mps "
+        "and torch.cpu have none).",
         before=("import torch\n" "\n" "print(torch.cuda.get_device_name(0))"),
         after=EXAMPLE_BINDING
         + (
-            "print(\n"
-            "    torch.get_device_module(DEVICE()).get_device_name(0)\n"
-            '    if DEVICE().type != "cpu"\n'
-            '    else "cpu"\n'
-            ")"
+            'print(torch.cuda.get_device_name(0) if DEVICE().type == "cuda" else '
+            "DEVICE().type)"
         ),
         valid=(
             (
@@ -349,6 +353,7 @@ RULES = (
                 "    print(torch.xpu.get_device_name(0))"
             ),
         ),
-        safety="Unsafe: not every device module has get_device_name (MPS has none).",
+        safety="Unsafe: the same name on CUDA; on another accelerator the program "
+        'prints its device type ("xpu", "mps") where it printed a product name.',
     ),
 )

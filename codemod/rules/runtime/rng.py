@@ -15,10 +15,16 @@ RULES = (
         "`torch.cuda.manual_seed*()` only seeds CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`manual_seed`, `manual_seed_all`, `seed` and `seed_all` go through "
-        '`torch.get_device_module(DEVICE())`, behind `DEVICE().type != "cpu"`.',
-        why="torch.cpu has no seeding functions, and `torch.manual_seed` would also "
-        "reseed the CPU generator, changing shuffling and dropout.",
+        what="`torch.cuda.manual_seed(x)` or `manual_seed_all(x)` right after "
+        "`torch.manual_seed(x)` (the same `x`, with only seeds between) is removed. "
+        "Otherwise `manual_seed_all` goes through `torch.get_device_module(DEVICE())`, "
+        'behind `DEVICE().type != "cpu"`, and `manual_seed` (the current device only), '
+        "`seed` and `seed_all` are reported: left as they are, no-ops without CUDA.",
+        why="`torch.manual_seed(x)` already seeds every CUDA device with `x`. torch.cpu "
+        "has no seeding functions, `torch.manual_seed` would also reseed the CPU "
+        "generator (changing shuffling and dropout), and no accelerator API seeds one "
+        "device or reseeds one at random (torch.mps and a new backend's module may "
+        "have no `manual_seed`, `seed` or `seed_all`).",
         before=(
             "import torch\n"
             "\n"
@@ -41,7 +47,9 @@ RULES = (
                 "generator.manual_seed(0)"
             ),
         ),
-        safety="Safe: the same CUDA streams; a no-op on the CPU, as before.",
+        safety="Safe: the same CUDA generator states (a removed seed set them to what "
+        "they were; lazily seeded CUDA replays its seeds in call order); a no-op on "
+        "the CPU, as before. torch.mps has no `manual_seed_all`.",
     ),
     Rule(
         "TP311",
@@ -49,10 +57,16 @@ RULES = (
         "`torch.cuda` RNG state only knows CUDA",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="`get_rng_state`, `set_rng_state`, `get_rng_state_all` and "
-        "`set_rng_state_all` go through `torch.get_device_module(DEVICE())`, behind "
-        '`DEVICE().type != "cpu"` (`None`, `[]` or a no-op on the CPU).',
-        why="A machine without an accelerator has no accelerator generator to save.",
+        what="`get_rng_state` and `set_rng_state` go through "
+        '`torch.get_device_module(DEVICE())`, behind `DEVICE().type != "cpu"` (`None` '
+        "or a no-op on the CPU). `get_rng_state_all()` becomes a list of "
+        "`get_rng_state(index)` over `torch.accelerator.device_count()` devices (empty "
+        "on the CPU), and `set_rng_state_all(states)`, a statement of its own, a loop "
+        "of `set_rng_state(state, index)` behind the guard.",
+        why="A machine without an accelerator has no accelerator generator to save. "
+        "`get_rng_state`/`set_rng_state` are what torch.random.fork_rng and "
+        "torch.utils.checkpoint need of every backend's module; the `_all` forms are "
+        "not (torch.mps and a new backend's module may lack them).",
         before=(
             "import torch\n" "\n" 'state = {"cuda_rng": torch.cuda.get_rng_state()}'
         ),
@@ -74,8 +88,10 @@ RULES = (
                 "torch.set_rng_state(state)"
             ),
         ),
-        safety="Safe: unchanged on CUDA; on the CPU `get_rng_state()` gives None and "
-        "`set_rng_state` ignores its argument.",
+        safety="Safe: on CUDA the `_all` forms are these loops over "
+        "`torch.cuda.device_count()` devices, the count torch.accelerator gives; on "
+        "the CPU `get_rng_state()` gives None and `set_rng_state` ignores its "
+        "argument.",
     ),
     Rule(
         "TP312",
