@@ -89,6 +89,21 @@ def test_brackets_in_strings_and_comments_do_not_count():
     assert result.error is None and result.changed
 
 
+def test_text_that_is_not_ascii_beside_many_brackets_is_read():
+    """Many brackets make the nesting scan run; non-ASCII code and fields must not
+    stop it (an arrow in an f-string field, an emoji in an identifier's comment)."""
+    text = (
+        "import torch\n"
+        + "".join(f"a{i} = f(({i}))\n" for i in range(120))
+        + 'print(f"{\'→\'} saved 💾")\n'
+        + "ünïcode = [torch.ones(2).cuda()]\n"
+    )
+    result = process.process_source(
+        "ok.py", text.encode(), Job(WRITE, Options(), False)
+    )
+    assert result.error is None and result.changed
+
+
 # A worker that crashes on one file (a real SIGSEGV, as libcst's parser gave).
 CRASH = """
 import os, signal, sys

@@ -36,9 +36,8 @@ _STRING_END = {  # the rest of a string, from after its opening quote
     "'": re.compile(r"(?:[^\\'\n]|\\.|\\\n)*(?:'|$)", re.MULTILINE),
     '"': re.compile(r'(?:[^\\"\n]|\\.|\\\n)*(?:"|$)', re.MULTILINE),
 }
-_BRACKETS_ONLY = str.maketrans(
-    "", "", "".join(chr(c) for c in range(128) if chr(c) not in "()[]{}")
-)
+# Everything but a bracket (non-ASCII text in code or a field included).
+_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 _STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 # In code: a bracket, a line continuation, or the end of a line.
 _BREAK = re.compile(r"[()\[\]{}]|\\\r?\n|\n")
@@ -93,7 +92,7 @@ def nesting_problem(text: str) -> Optional[str]:
 def _through(code: str, depth: int):
     """The bracket depth after ``code`` from ``depth``, the deepest reached, and
     roughly where (an offset in ``code``)."""
-    kept = code.translate(_BRACKETS_ONLY)
+    kept = _NOT_BRACKET.sub("", code)
     if not kept:
         return depth, depth, 0
     levels = list(accumulate(map(_STEP.__getitem__, kept), initial=depth))
