@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from codemod.run.notebook import _in_cell
 from codemod.run.notebook_json import (
     escapes_non_ascii,
     source_json,
@@ -128,3 +129,30 @@ def test_the_one_pass_splice_leaves_the_text_alone_when_nothing_changed():
 )
 def test_a_file_escapes_non_ascii_when_it_is_ascii_with_an_escape(text, escapes):
     assert escapes_non_ascii(text) is escapes
+
+
+@dataclass
+class _Diagnostic:
+    line: int
+    path: str = ""
+    cell: int = 0
+
+
+def _cell_by_scan(line, starts):
+    """The cell of a line of the joined module, by the scan of every marker."""
+    return max((i for i, start in enumerate(starts) if start < line), default=0)
+
+
+@pytest.mark.parametrize("starts", [[1, 4, 9], [3, 5, 6, 20], [1], [2]])
+def test_a_diagnostic_is_put_in_the_cell_the_scan_of_all_markers_found(starts):
+    @dataclass
+    class Cell:
+        index: int
+
+    cells = [Cell(10 + n) for n in range(len(starts))]
+    for line in range(1, starts[-1] + 4):
+        got = _in_cell(_Diagnostic(line), "nb.ipynb", starts, cells)
+        n = _cell_by_scan(line, starts)
+        assert got.cell == cells[n].index + 1
+        if n or starts[0] == 1:
+            assert got.line == line - starts[n]
