@@ -19,6 +19,7 @@ metadata, outputs, key order and the trailing newline stay byte for byte.
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 import secrets
@@ -325,8 +326,9 @@ def _split(code: str, token: str, cells: List[_Cell]) -> List[str]:
 
 
 def _in_cell(diagnostic, display: str, starts: List[int], cells: List[_Cell]):
-    """A diagnostic of the joined module, pointed at its cell (1-based cell numbers)."""
-    n = max((i for i, start in enumerate(starts) if start < diagnostic.line), default=0)
+    """A diagnostic of the joined module, pointed at its cell (1-based cell numbers);
+    ``starts`` ascend, so its cell is found by bisection, not a scan of all cells."""
+    n = max(bisect.bisect_left(starts, diagnostic.line) - 1, 0)  # last start before
     line = diagnostic.line - starts[n]
     if n == 0 and starts[0] > 1:  # lines added above the first marker open cell 1
         line = diagnostic.line - 1 if diagnostic.line > starts[0] else diagnostic.line

@@ -38,13 +38,27 @@ def with_sources(
     text: str, spans: List[Tuple[int, int]], sources: Dict[int, str]
 ) -> str:
     """``text`` with the "source" value of each cell in ``sources`` (cell index ->
-    new source) replaced; ``spans`` are ``source_spans(text)``."""
-    new_text = text
-    for index in sorted(sources, key=lambda i: spans[i], reverse=True):
+    new source) replaced; ``spans`` are ``source_spans(text)``.
+
+    One pass over the file whatever the number of cells: whether it escapes
+    non-ASCII is decided once, and the output is joined once from the text
+    between the values and the new values."""
+    ascii_only = escapes_non_ascii(text)
+    pieces: List[str] = []
+    at = 0
+    for index in sorted(sources, key=lambda i: spans[i]):
         start, end = spans[index]
-        value = source_json(text[start:end], sources[index], text)
-        new_text = new_text[:start] + value + new_text[end:]
-    return new_text
+        pieces.append(text[at:start])
+        pieces.append(source_json(text[start:end], sources[index], ascii_only))
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+def escapes_non_ascii(text: str) -> bool:
+    """The notebook writes non-ASCII as ``\\uXXXX`` escapes: no character of it
+    is outside ASCII, and it has an escape (``json.dump``'s default output)."""
+    return text.isascii() and "\\u" in text
 
 
 def source_spans(text: str) -> Iterator[Tuple[int, int]]:
@@ -105,9 +119,9 @@ def _items(
         i = _skip(text, i + 1)
 
 
-def source_json(old: str, new_text: str, whole: str) -> str:
-    """``new_text`` as a "source" value written the way ``old`` was written."""
-    ascii_only = not any(ord(c) > 127 for c in whole) and "\\u" in whole
+def source_json(old: str, new_text: str, ascii_only: bool) -> str:
+    """``new_text`` as a "source" value written the way ``old`` was written,
+    non-ASCII escaped when ``ascii_only`` (``escapes_non_ascii`` of the file)."""
 
     def dump(value: str) -> str:
         return json.dumps(value, ensure_ascii=ascii_only)
