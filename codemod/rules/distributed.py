@@ -6,6 +6,7 @@ The pass that finds and rewrites their sites is ``codemod.passes.distributed``.
 
 from __future__ import annotations
 
+from codemod.rules.examples import EXAMPLE_ACCESSOR
 from codemod.model.rule import Fix, Rule
 
 from codemod.model.versions import DIST_TORCH
@@ -40,14 +41,9 @@ RULES = (
             "import torch\n"
             "\n"
             "\n"
-            "@functools.cache\n"
-            "def DEVICE():\n"
-            '    """The accelerator found on first use, else the CPU."""\n'
-            "    if torch.accelerator.device_count() > 0:\n"
-            "        return torch.accelerator.current_accelerator()\n"
-            '    return torch.device("cpu")\n'
-            "\n"
-            "\n"
+        )
+        + EXAMPLE_ACCESSOR
+        + (
             "def setup(rank, world_size):\n"
             "    dist.init_process_group(\n"
             "        dist.get_default_backend_for_device(DEVICE()), rank=rank, world_size=world_size\n"
@@ -138,14 +134,9 @@ RULES = (
             "import torch\n"
             "\n"
             "\n"
-            "@functools.cache\n"
-            "def DEVICE():\n"
-            '    """The accelerator found on first use, else the CPU."""\n'
-            "    if torch.accelerator.device_count() > 0:\n"
-            "        return torch.accelerator.current_accelerator()\n"
-            '    return torch.device("cpu")\n'
-            "\n"
-            "\n"
+        )
+        + EXAMPLE_ACCESSOR
+        + (
             "def wrap(model, rank):\n"
             "    return DDP(\n"
             "        model.to(torch.device(DEVICE().type, rank)),\n"
@@ -263,14 +254,9 @@ RULES = (
             "import torch.distributed as dist\n"
             "\n"
             "\n"
-            "@functools.cache\n"
-            "def DEVICE():\n"
-            '    """The accelerator found on first use, else the CPU."""\n'
-            "    if torch.accelerator.device_count() > 0:\n"
-            "        return torch.accelerator.current_accelerator()\n"
-            '    return torch.device("cpu")\n'
-            "\n"
-            "\n"
+        )
+        + EXAMPLE_ACCESSOR
+        + (
             'dist.init_process_group("gloo")\n'
             "x = torch.ones(2).to(DEVICE())\n"
             "dist.all_reduce(x)"
