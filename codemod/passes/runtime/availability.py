@@ -46,6 +46,15 @@ _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
 TESTS = ("torch.cuda.is_available", "torch.cuda.device_count")
 
 
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacements.get(original_node, updated_node)
+
+
 class AvailabilityTests:
     """The ``is_available()`` tests of one run of the pass (``runtime``: the pass,
     for names, reports, and the rewrite of a test's call once it is widened)."""
@@ -167,15 +176,19 @@ class AvailabilityTests:
                     text = message.replace("`torch.cuda.is_available()`", said)
                     runtime.report(check, "TP301", text)
             return updated
-        test = updated.test
+        replacements = {}
         for check in checks:
             old = self.pending.pop(check, None)
             if old is None:
                 continue
             new = runtime.rewrite_call(check, old, runtime.callee(check))
             if new is not old:
-                test = test.deep_replace(old, new)
-        return updated.with_changes(test=test)
+                replacements[old] = new
+        if not replacements:
+            return updated
+        # All at once: a tree rebuilt by one replacement no longer holds the nodes
+        # the next would look for (`is_available() and device_count() >= n`).
+        return updated.with_changes(test=updated.test.visit(_Replace(replacements)))
 
     def _cuda_only(self, *parts: Optional[cst.CSTNode]) -> bool:
         """Whether rewritten code still needs CUDA: a torch.cuda name (other than
