@@ -37,6 +37,7 @@ from codemod.passes.device_forms import (
     ACCELERATOR_INDEXED_DEVICE,
     COMPARISONS,
     INDEXED_DEVICE,
+    device_arguments,
     index_of,
 )
 from codemod.passes.guards import (
@@ -133,6 +134,9 @@ class DeviceStrings(AcceleratedBranches, Pass):
                 if kind is Kind.LOCATION and callee != "torch.load":
                     kind = Kind.OBJECT
                 self.mark(arg.value, kind, code)
+            elif keyword == "type" and callee == "torch.device":
+                if device_literal(arg.value) == "cuda":
+                    self.mark(arg.value, Kind.STRING, code)
             elif keyword == "default" and mentions_device(option_name(node)):
                 self.mark(arg.value, Kind.STRING, "TP105")
 
@@ -365,10 +369,8 @@ class DeviceStrings(AcceleratedBranches, Pass):
         if self.callee(original_node) != "torch.device":
             return updated_node
         # torch.device(DEVICE().type) -> DEVICE()
-        if (
-            len(updated_node.args) == 1
-            and updated_node.args[0].value in self.device_types
-        ):
+        found = device_arguments(updated_node)
+        if found is not None and found[0] in self.device_types and found[1] is None:
             return self.device()
         # torch.device("cuda", i) and torch.device("cuda:0"): an index of the device,
         # and the CPU itself without one (torch.device("cpu", 0) is not the CPU's).

@@ -16,8 +16,11 @@ RULES = (
         '`torch.device("cuda")` hard-codes the CUDA device',
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what='Replaces `torch.device("cuda")` with the module\'s device binding, and '
-        '`torch.device("cuda", i)` with `torch.device(DEVICE().type, i)`.',
+        what='Replaces `torch.device("cuda")` (or `type="cuda"`) with the module\'s '
+        'device binding, and `torch.device("cuda", i)` (or `index=i`) and '
+        '`torch.device("cuda:0")` with `torch.device(DEVICE().type, i) if '
+        'DEVICE().type != "cpu" else DEVICE()`: device i of the accelerator, and '
+        'without one the CPU itself (not "cpu:0").',
         why="A hard-coded CUDA device fails on a machine without CUDA and never uses "
         "TPU, Trainium, MPS, XPU or NPU.",
         before=("import torch\n" "\n" 'x = torch.zeros(3).to(torch.device("cuda"))'),
@@ -40,7 +43,8 @@ RULES = (
         ACCELERATOR_TORCH,
         what='Rewrites `"cuda"` and `"cuda:N"` passed where PyTorch takes a device: '
         "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
-        "`torch.set_default_device(...)`, `torch.autocast(...)`; and device templates "
+        "`torch.set_default_device(...)`, `torch.autocast(...)`, "
+        "`torch.Generator(...)`; and device templates "
         '`"cuda:{}".format(i)` / `"cuda:%d" % i`, which become '
         '`"{}:{}".format(DEVICE().type, i)` / `"%s:%d" % (DEVICE().type, i)`. A template '
         "that is only printed or logged is a message: it is reported (TP109), not "
