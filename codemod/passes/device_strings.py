@@ -18,6 +18,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import Pass, attribute_name, option_name, target_name
+from codemod.passes.device_cases import DeviceCases
 from codemod.passes.device_positions import (
     DEVICE_KEYWORDS,
     DEVICE_METHODS,
@@ -56,7 +57,7 @@ MESSAGE = (
 )
 
 
-class DeviceStrings(AcceleratedBranches, Pass):
+class DeviceStrings(DeviceCases, AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")
     # `.to(gpu_id)`, `device=rank`: an index, on a line that need not say "cuda".

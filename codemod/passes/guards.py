@@ -253,7 +253,8 @@ class AcceleratedBranches:
     visited runs only where there is an accelerator, so that ``DEVICE().type !=
     "cpu"`` is already true there and no guard is needed.
 
-    Such a branch is the body of ``if torch.cuda.is_available():`` (or
+    Such a branch is the body of ``if torch.cuda.is_available():`` (or of a
+    ``case`` with such a test, ``case "cuda":`` about to become one) (or
     ``torch.accelerator``'s, also as an operand of an ``and``; with CUDA the device
     binding is an accelerator), of the guard torchport emits, of a test chained with
     it (``x == DEVICE().type != "cpu"``), or of a flag that selects the "cuda" device
@@ -279,6 +280,15 @@ class AcceleratedBranches:
         self.accelerated.append(self.needs_accelerator(node.test))
 
     def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.pop()
+
+    def visit_MatchCase_body(self, node: cst.MatchCase) -> None:
+        accelerated = node in self.context.accelerator_tests  # type: ignore
+        if node.guard is not None:
+            accelerated = accelerated or self.needs_accelerator(node.guard)
+        self.accelerated.append(accelerated)
+
+    def leave_MatchCase_body(self, node: cst.MatchCase) -> None:
         self.accelerated.pop()
 
     def note_flag(self, node: cst.IfExp) -> None:

@@ -105,7 +105,10 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what='Rewrites `x == "cuda"`, `x != "cuda"`, `"cuda" in x` and `"cuda" not in '
-        'x` into tests against the accelerator: `x == DEVICE().type != "cpu"`.',
+        'x` into tests against the accelerator: `x == DEVICE().type != "cpu"`. '
+        '`case "cuda":` of a `match` on a name or an attribute becomes `case _ if '
+        'x == DEVICE().type != "cpu":` (a pattern cannot call the binding); one '
+        "with a guard of its own, or on another subject, is reported (TP109).",
         why="The test means 'is this the accelerator?'. The `!= \"cpu\"` half keeps it "
         "false on a CPU-only machine, as the original was.",
         before=(
