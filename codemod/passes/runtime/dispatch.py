@@ -161,7 +161,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
         row = self.row(name)
         if row is None:
             return
-        short = canonical(name)[len("torch.") :]
+        short = name[len("torch.") :]  # as written: torch.cuda.memory._snapshot
         if row.rewrite == "report":
             self.report(node, row.code, f"`torch.{short}`: {row.advice}")
         elif row.rewrite == "name":
@@ -234,7 +234,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
         row = self.row(name)
         if row is None:
             return updated
-        short = canonical(name)[len("torch.") :]
+        short = name[len("torch.") :]  # as written: torch.cuda.memory._snapshot
         return shape_of(row.rewrite)(self, original, updated, row, short)
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If):
