@@ -32,7 +32,7 @@ from codemod.model.diagnostic import Diagnostic
 from codemod.model.lines import split_lines
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
-from codemod.rewrite import chunks, fstrings, grammar, imports
+from codemod.rewrite import chunks, fstrings, grammar, imports, relocate
 from codemod.rewrite.checks import (  # noqa: F401  (RoundTripError: raised for callers)
     RewriteError,
     RoundTripError,
@@ -336,9 +336,9 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
         names = ", ".join(p.__name__ for p in located.passes)
         check_valid(code, names, mapping)
         if positions == "output":
-            diagnostics = [
-                replace(d, line=mapping.get(d.line, d.line)) for d in diagnostics
-            ]
+            diagnostics = relocate.in_output(
+                diagnostics, lines, code, mapping, visit.outputs, visit.local_maps
+            )
         diagnostics = place.with_binding_reports(
             diagnostics, code, context, mapping, positions, visit.device_uses
         )
