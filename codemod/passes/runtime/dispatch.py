@@ -19,6 +19,7 @@ from codemod import catalog
 from codemod.catalog import Row, under
 from codemod.passes.guards import AcceleratedBranches, is_guard
 from codemod.passes.base import Pass, attribute_name, walk
+from codemod.passes.device_tables import cuda_entries
 from codemod.passes.runtime.availability import AvailabilityTests
 from codemod.passes.runtime.bindings import CudaObjects
 from codemod.passes.runtime.cpu_guard import CpuGuard
@@ -142,6 +143,10 @@ class CudaRuntime(AcceleratedBranches, Pass):
             attribute_name(value) == "get_device" and not self.callee(value) and not own
         ):
             self.as_device[value] = GET_DEVICE
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        # {"cuda": torch.cuda.empty_cache, "xpu": ...}[dev.type](): CUDA's own entry
+        self.skip.update(n for value in cuda_entries(node) for n in walk(value))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip.add(node.attr)
