@@ -26,7 +26,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import Pass
-from codemod.passes.imported import IMPORTED, ImportSites, imported_names
+from codemod.passes.imported import ImportSites, imported_names
 from codemod.model.rule import Fix
 from codemod.rules.backend_flags import RULES
 
@@ -98,7 +98,7 @@ class BackendFlags(ImportSites, Pass):
     def _imports(self, node) -> None:
         for alias, name in imported_names(node):
             if is_cuda_backend(name):
-                self.report(alias, "TP609", IMPORTED)
+                self.report_import(alias, "TP609")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]
