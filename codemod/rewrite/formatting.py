@@ -11,6 +11,7 @@ from typing import Any, List, Optional, Tuple
 
 from codemod.model.lines import split_lines
 from codemod.rewrite.linediff import opcodes
+from codemod.rewrite.pragmas import on_first_lines, unsplit
 from codemod.model.text import one_line
 
 LineRange = Tuple[int, int]
@@ -282,7 +283,7 @@ def format_changed(old: str, new: str, mode) -> str:
     Returns ``new`` unchanged if black cannot format it (black is a nicety here,
     never a reason to fail a rewrite).
     """
-    ranges = changed_lines(old, new, mode.line_length)
+    ranges = unsplit(new, changed_lines(old, new, mode.line_length))
     if not ranges:
         return new
     newline = "\r\n" if "\r\n" in new else "\n"
@@ -295,6 +296,7 @@ def format_changed(old: str, new: str, mode) -> str:
         return new
     formatted = _without_opener_blanks(text, formatted)
     formatted = _with_untouched_blanks(text, formatted, ranges)
+    formatted = on_first_lines(text, formatted)
     return formatted.replace("\n", newline) if newline == "\r\n" else formatted
 
 
