@@ -86,6 +86,9 @@ def _is_cuda_operands(test: cst.BaseExpression) -> List[cst.Attribute]:
 class TensorMethods(AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("tensor_methods")
+    # Pinning needs no guard in a branch that needs an accelerator: the pass sees
+    # the branch around it (on a second run no other site is on its lines).
+    FUNCTION_CONTEXT = re.compile(r"\.pin_memory\(|pin_memory\s*=\s*True")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -201,6 +204,8 @@ class TensorMethods(AcceleratedBranches, Pass):
         func = updated_node.func
         if attribute_name(func) == "cuda":
             return self._cuda_call(original_node, updated_node)
+        if self.in_accelerated_branch():
+            return updated_node  # pinning works where an accelerator is: no site
         if (
             attribute_name(func) == "pin_memory"
             and not updated_node.args
