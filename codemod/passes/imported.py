@@ -56,11 +56,17 @@ def head_name(node: cst.CSTNode) -> Optional[str]:
     return node.value if isinstance(node, cst.Name) else None
 
 
+SETTLED = (
+    "imports a CUDA-only API whose every use here is ported, kept for CUDA or "
+    "informational: the import itself runs everywhere"
+)
+
+
 def settled_imports(imports, uses) -> Set[int]:
     """The ``id()`` of each import report (``imports``: bound name -> its
     diagnostic) none of whose uses is left as an error (``uses``: bound name -> for
-    each use decided, whether it was rewritten or is informational): what is left
-    of them says all there is, and the import itself runs everywhere. A use kept
+    each use decided, whether it was rewritten or is informational): the import
+    itself runs everywhere, so it is informational too (``SETTLED``). A use kept
     for CUDA behind ``DEVICE().type == "cuda"`` (a first run's) is no site."""
     return {
         id(diagnostic)
@@ -74,9 +80,8 @@ class ImportSites:
     import binds names; the uses are visited where they occur)."""
 
     def report_import(self, alias: cst.CSTNode, code: str) -> None:
-        """Report an import of a CUDA-only API; dropped after the passes if every
-        use of the name it binds was rewritten or is informational
-        (``settled_imports``)."""
+        """Report an import of a CUDA-only API; informational after the passes if
+        every use of the name it binds was rewritten or is (``settled_imports``)."""
         context = self.context  # type: ignore[attr-defined]
         count = len(context.diagnostics)
         self.report(alias, code, IMPORTED)  # type: ignore[attr-defined]

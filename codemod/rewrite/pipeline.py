@@ -32,7 +32,7 @@ from codemod.model.diagnostic import Diagnostic
 from codemod.model.lines import split_lines
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
-from codemod.passes.imported import settled_imports
+from codemod.passes.imported import SETTLED, settled_imports
 from codemod.rewrite import chunks, fstrings, grammar, imports, relocate
 from codemod.rewrite.checks import (  # noqa: F401  (RoundTripError: raised for callers)
     RewriteError,
@@ -333,9 +333,12 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
     code, mapping = _assemble(lines, visit.outputs, visit.local_maps, added)
     code = imports.remove_unused(code, context, mapping)
     diagnostics = context.diagnostics
-    if context.import_reports:  # imports whose uses say all there is
+    if context.import_reports:  # imports whose uses are all ported: they run
         settled = settled_imports(context.import_reports, context.import_uses)
-        diagnostics = [d for d in diagnostics if id(d) not in settled]
+        diagnostics = [
+            replace(d, severity="info", message=SETTLED) if id(d) in settled else d
+            for d in diagnostics
+        ]
     diagnostics = sorted(diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != source:
         names = ", ".join(p.__name__ for p in located.passes)
