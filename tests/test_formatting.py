@@ -265,5 +265,6 @@ def test_a_statement_with_a_torchport_suppression_is_not_split():
     from codemod.rewrite.pragmas import unsplit
 
     text = "a = 1\nb = f(\n    x,  # noqa: TP102\n)\nc = 2\nd = 3  # noqa: E501\n"
-    assert unsplit(text, [(1, 6)]) == [(1, 1), (5, 6)]
-    assert unsplit(text, [(2, 2)]) == []
+    assert unsplit(text, [(1, 6)], [3]) == [(1, 1), (5, 6)]
+    assert unsplit(text, [(2, 2)], [3]) == []
+    assert unsplit(text, [(1, 6)], []) == [(1, 6)]  # no site suppressed there

@@ -137,6 +137,7 @@ class FileContext:
         # each, whether each use decided since was rewritten or is informational.
         self.import_reports: Dict[str, Diagnostic] = {}
         self.import_uses: Dict[str, List[bool]] = {}
+        self.suppressed_lines: Set[int] = set()  # lines of sites a noqa suppressed
 
     def reads_early(self, line: int) -> bool:
         """Whether reading the device at ``line`` would ask for the accelerator
@@ -174,12 +175,11 @@ class FileContext:
         safe than the rule's usual case, or have no fix at all); ``min_torch`` is the
         release this site's fix needs where it is newer than the rule's.
         """
+        suppressed = self.suppressed(line, rule.code)
+        if suppressed:  # black must not move the site off its noqa's line
+            self.suppressed_lines.add(line)
         decision = decide(
-            rule,
-            self.options,
-            suppressed=self.suppressed(line, rule.code),
-            fix=fix,
-            min_torch=min_torch,
+            rule, self.options, suppressed=suppressed, fix=fix, min_torch=min_torch
         )
         if not decision.shown:
             return False

@@ -277,13 +277,15 @@ def _as_list(value) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def format_changed(old: str, new: str, mode) -> str:
-    """Format with black the lines of ``new`` that are not in ``old``.
+def format_changed(old: str, new: str, mode, suppressed=()) -> str:
+    """Format with black the lines of ``new`` that are not in ``old``, except the
+    statements holding a line of ``suppressed`` (lines of ``new`` where a ``#
+    noqa`` suppressed a site, which must stay on it).
 
     Returns ``new`` unchanged if black cannot format it (black is a nicety here,
     never a reason to fail a rewrite).
     """
-    ranges = unsplit(new, changed_lines(old, new, mode.line_length))
+    ranges = unsplit(new, changed_lines(old, new, mode.line_length), suppressed)
     if not ranges:
         return new
     newline = "\r\n" if "\r\n" in new else "\n"

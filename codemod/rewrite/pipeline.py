@@ -298,7 +298,13 @@ def _checked_and_formatted(
     if format_mode is None:
         return new
     mode = _narrower(format_mode, piece.indent)
-    formatted = format_changed(old + stub, new + stub, mode)
+    lines = line_map(old, new)  # where each line of the piece went
+    suppressed = [
+        lines[line - piece.start + 1]
+        for line in context.suppressed_lines
+        if piece.start <= line <= piece.end
+    ]
+    formatted = format_changed(old + stub, new + stub, mode, suppressed)
     if (
         formatted != new + stub
         and formatted.endswith(stub)

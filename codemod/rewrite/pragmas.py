@@ -10,7 +10,7 @@ first line after black (after the opening bracket, which black keeps as it is).
 
 torchport reads ``# noqa: TPxxx`` (and a bare ``# noqa``) on the line of the site it
 suppresses, which black may move to another line of the statement: a statement
-holding one is not laid out by black at all (``unsplit``).
+holding a site so suppressed is not laid out by black at all (``unsplit``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from codemod.model.lines import split_lines
 from codemod.model.noqa import noqa_lines
@@ -69,14 +69,13 @@ def _statements(text: str) -> Optional[_Statements]:
         return None
 
 
-def unsplit(text: str, ranges: List[LineRange]) -> List[LineRange]:
-    """``ranges`` (the lines black is to lay out) less every statement with a
-    ``# noqa`` that suppresses a torchport rule on one of its lines."""
-    suppressing = [
-        line
-        for line, codes in noqa_lines(text).items()
-        if codes is None or any(code.startswith("TP") for code in codes)
-    ]
+def unsplit(
+    text: str, ranges: List[LineRange], suppressed: Iterable[int]
+) -> List[LineRange]:
+    """``ranges`` (the lines black is to lay out) less every statement holding
+    one of the lines (``suppressed``) where a ``# noqa`` suppressed a site."""
+    noqa = noqa_lines(text)
+    suppressing = [line for line in suppressed if line in noqa]
     if not suppressing:
         return ranges
     found = _statements(text)
