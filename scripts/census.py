@@ -12,6 +12,7 @@ its bugs.  A *site* is one of these kinds:
 ``.is_cuda``        the ``.is_cuda`` attribute
 ``pin_memory``      a ``.pin_memory(...)`` call or a ``pin_memory=True`` keyword argument,
                     unless guarded by ``if torch.accelerator.is_available()`` / ``!= "cpu"``
+                    or by a flag that picks the device (``"cuda" if F else "cpu"``)
 ``dataloader-pin``  ``pin_memory=True`` given to a ``...DataLoader(...)`` (portable since
                     torch 2.7: it pins for the current accelerator and only warns on CPU)
 ``torch.cuda``      any name or attribute chain resolving to ``torch.cuda`` or below, including
@@ -39,7 +40,9 @@ when another import fails (``except ImportError:``), whose later uses do not say
 import they got. ``cuda-extension`` also covers ``torch.utils.cpp_extension.CUDA_HOME``.
 
 Code in the body of ``if <device>.type == "cuda":`` (or of such a conditional expression)
-runs on CUDA alone and is no site, nor is the ``"cuda"`` of that test.
+runs on CUDA alone and is no site, nor is the ``"cuda"`` of that test, nor a function
+named under "cuda" in a table keyed by device type (``{"cuda": torch.cuda.empty_cache,
+"xpu": torch.xpu.empty_cache}[dev.type]()``).
 
 Names are resolved through a small per-file import map (``import torch as th``,
 ``from torch import cuda``, ``from torch.cuda import amp``,
@@ -203,6 +206,42 @@ def _dotted(node: ast.AST) -> list[str] | None:
     return None
 
 
+def _device_flags(tree: ast.AST) -> set[str]:
+    """``F`` of each ``"cuda" if F else "cpu"`` (or ``DEVICE().type if F else
+    "cpu"``, a ported one): where ``F`` is true the program runs on the accelerator,
+    as behind ``!= "cpu"``."""
+    flags = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.IfExp):
+            continue
+        body, orelse = node.body, node.orelse
+        if isinstance(body, ast.Call) and body.args and _dotted(body.func):
+            body = body.args[0]  # torch.device("cuda")
+        if isinstance(orelse, ast.Call) and orelse.args and _dotted(orelse.func):
+            orelse = orelse.args[0]
+        picks = (isinstance(body, ast.Constant) and body.value == "cuda") or (
+            ast.unparse(body).endswith("().type")
+        )
+        if picks and isinstance(orelse, ast.Constant) and orelse.value == "cpu":
+            flags.add(ast.unparse(node.test))
+    return flags
+
+
+DEVICE_TYPES = {"cpu", "mps", "xpu", "tpu", "npu", "hpu", "xla", "mtia", "meta"}
+
+
+def _is_cuda_entry(table: ast.Dict, value: ast.AST) -> bool:
+    """``value`` is a name or attribute under "cuda" in a table keyed by device type
+    (``{"cuda": torch.cuda.empty_cache, "xpu": torch.xpu.empty_cache}``): looked up,
+    and called, for CUDA alone."""
+    keys = [k.value if isinstance(k, ast.Constant) else None for k in table.keys]
+    if "cuda" not in keys or not DEVICE_TYPES & set(keys):
+        return False
+    return isinstance(value, (ast.Name, ast.Attribute)) and any(
+        key == "cuda" and v is value for key, v in zip(keys, table.values)
+    )
+
+
 def _is_cuda_test(test: ast.AST) -> bool:
     """``<device>.type == "cuda"``: true on CUDA alone."""
     return (
@@ -227,6 +266,7 @@ class _Visitor(ast.NodeVisitor):
         self.parents: dict[int, ast.AST] = {}
         self.star_cuda = False  # the module does `from torch.cuda import *`
         self.bound: set[str] = set()  # names the module defines or assigns
+        self.flags: set[str] = set()  # tests that pick the accelerator device
 
     # -- helpers ----------------------------------------------------------------------------
     def add(self, node: ast.AST, kind: str) -> None:
@@ -364,7 +404,8 @@ class _Visitor(ast.NodeVisitor):
                     if isinstance(parent, ast.IfExp)
                     else child in parent.body
                 )
-                if in_body and GUARD_RE.search(ast.unparse(parent.test)):
+                test = ast.unparse(parent.test)
+                if in_body and (GUARD_RE.search(test) or test in self.flags):
                     return True
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 return False
@@ -377,6 +418,8 @@ class _Visitor(ast.NodeVisitor):
         child, parent = node, self.parents.get(id(node))
         while parent is not None:
             if isinstance(parent, ast.Compare) and _is_cuda_test(parent):
+                return True
+            if isinstance(parent, ast.Dict) and _is_cuda_entry(parent, child):
                 return True
             if isinstance(parent, (ast.If, ast.IfExp)) and _is_cuda_test(parent.test):
                 in_body = (
@@ -516,6 +559,7 @@ class _Visitor(ast.NodeVisitor):
         self.collect_imports(tree)
         self.skip |= _docstring_nodes(tree)
         self.bound = _bound_names(tree)
+        self.flags = _device_flags(tree)
         self.visit(tree)
         self.sites.sort(key=lambda s: (s.line, s.col, s.kind))
         return self.sites

@@ -242,3 +242,29 @@ def test_black_is_imported_only_when_it_runs(tmp_path):
         "plain.py False False",
         "long.py True True",
     ]
+
+
+def test_a_comment_for_its_line_goes_back_to_the_first_line_black_split():
+    from codemod.rewrite.pragmas import on_first_lines
+
+    before = "x = f(aaaa, bbbb)  # noqa: E501\ny = g(cccc)  # a note\n"
+    split = "x = f(\n    aaaa, bbbb\n)  # noqa: E501\ny = g(\n    cccc\n)  # a note\n"
+    assert on_first_lines(before, split) == (
+        "x = f(  # noqa: E501\n    aaaa, bbbb\n)\ny = g(\n    cccc\n)  # a note\n"
+    )
+    # One that was not on the first line before (after a string's lines) stays.
+    multiline = 'x = """a\nb""".join(c)  # type: ignore\n'
+    split = 'x = """a\nb""".join(\n    c\n)  # type: ignore\n'
+    assert on_first_lines(multiline, split) == split
+    # A first line that ends inside a string cannot take it: left where it is.
+    inside = 'x = f("""a\nb""")  # noqa\n'
+    assert on_first_lines("x = f(y)  # noqa\n", inside) == inside
+
+
+def test_a_statement_with_a_torchport_suppression_is_not_split():
+    from codemod.rewrite.pragmas import unsplit
+
+    text = "a = 1\nb = f(\n    x,  # noqa: TP102\n)\nc = 2\nd = 3  # noqa: E501\n"
+    assert unsplit(text, [(1, 6)], [3]) == [(1, 1), (5, 6)]
+    assert unsplit(text, [(2, 2)], [3]) == []
+    assert unsplit(text, [(1, 6)], []) == [(1, 6)]  # no site suppressed there

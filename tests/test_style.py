@@ -7,6 +7,7 @@ rules behind them, each on the smallest file that shows it.)
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 import black
@@ -199,6 +200,46 @@ def _after_files():
         ).read_text(encoding="utf-8")
 
 
+def _flags(tree: ast.AST):
+    """``F`` of each ``DEVICE().type if F else "cpu"``: where it is true, the
+    program runs on the accelerator."""
+    return {
+        ast.unparse(node.test)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.IfExp)
+        and ast.unparse(node.body) in ("DEVICE().type", "DEVICE()")
+        and ast.unparse(node.orelse) in ("'cpu'", "torch.device('cpu')")
+    }
+
+
+def _implies_guard(test: ast.expr, flags) -> bool:
+    """Whether ``DEVICE().type != "cpu"`` holds wherever ``test`` is true."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_implies_guard(value, flags) for value in test.values)
+    text = ast.unparse(test)
+    if text in flags or text in (GUARD, "DEVICE().type == 'cuda'"):
+        return True
+    if isinstance(test, ast.Call) and not test.args:
+        return text.endswith(("accelerator.is_available()", "cuda.is_available()"))
+    # `x == DEVICE().type != "cpu"`: its last link is the guard
+    return isinstance(test, ast.Compare) and text.endswith("DEVICE().type != 'cpu'")
+
+
+def _guards_in(body):
+    """The guards torchport writes (``if``, conditional expression, value) in
+    ``body``, not looking into functions defined there."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.If, ast.IfExp)) and ast.unparse(node.test) == GUARD:
+            yield node
+        elif isinstance(node, ast.Compare) and ast.unparse(node) == GUARD:
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def _style_problems(case: str, before: str, after: str):
     """(line, problem) for each line torchport wrote that a maintainer would not."""
     try:
@@ -207,6 +248,7 @@ def _style_problems(case: str, before: str, after: str):
         return
     kept = set(before.splitlines())
     lines = after.splitlines()
+    flags = _flags(tree)
 
     def new(node: ast.AST) -> bool:
         return lines[node.lineno - 1] not in kept
@@ -215,12 +257,12 @@ def _style_problems(case: str, before: str, after: str):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.IfExp):
             if new(node):
                 yield node.lineno, "a conditional expression as a statement"
-        if isinstance(node, ast.If) and len(node.body) == 1 and new(node.body[0]):
-            inner = node.body[0]
-            outer = ast.unparse(node.test)
-            if isinstance(inner, ast.If) and ast.unparse(inner.test) == GUARD:
-                if outer == GUARD or outer.endswith("is_available()"):
-                    yield inner.lineno, "a guard inside a guard that implies it"
+        if isinstance(node, (ast.If, ast.match_case)):
+            test = node.test if isinstance(node, ast.If) else node.guard
+            if test is not None and _implies_guard(test, flags):
+                for inner in _guards_in(node.body):
+                    if new(inner):
+                        yield inner.lineno, "a guard inside a guard that implies it"
         if (
             isinstance(node, ast.IfExp)
             and ast.unparse(node.test) == GUARD
@@ -272,6 +314,8 @@ def _style_problems(case: str, before: str, after: str):
         if len(line.expandtabs(4)) > 88 and line not in kept:
             if "f'" in line or 'f"' in line:
                 continue  # black does not split inside an f-string
+            if re.search(r"#\s*(type:\s*ignore|noqa(:\s*TP\d|\s*$))", line):
+                continue  # kept whole: the comment applies to every site on it
             yield number, f"{len(line)} columns"
 
 
@@ -318,6 +362,18 @@ def test_no_after_file_holds_what_a_maintainer_would_not_write():
         (
             "if torch.accelerator.is_available():\n"
             '    if DEVICE().type != "cpu":\n        torch.accelerator.empty_cache()\n',
+            "a guard inside a guard that implies it",
+        ),
+        (  # a flag that picks the accelerator, bound below the branch it tests
+            "if self.cuda:\n    x = 1\n"
+            '    if DEVICE().type != "cpu":\n        torch.accelerator.empty_cache()\n'
+            'device = torch.device(DEVICE().type if self.cuda else "cpu")\n',
+            "a guard inside a guard that implies it",
+        ),
+        (
+            "match kind:\n"
+            '    case _ if kind == DEVICE().type != "cpu":\n'
+            '        x = torch.ones(2, pin_memory=DEVICE().type != "cpu")\n',
             "a guard inside a guard that implies it",
         ),
         ("x = " + "1 + " * 30 + "1\n", "125 columns"),

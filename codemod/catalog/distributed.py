@@ -16,6 +16,16 @@ ROWS: List[Row] = [
         trigger="nccl",
     ),
     Row(
+        ('"cuda:nccl,cpu:gloo" as a backend',),
+        "TP501",
+        "distributed",
+        # the pair that takes the place of "cuda:nccl"
+        'f"{{device}.type}:{{torch}.distributed.get_default_backend_for_device('
+        '{device})}"',
+        kind="string",
+        trigger="nccl",
+    ),
+    Row(
         (
             "torch.distributed.is_nccl_available",
             "torch.distributed.distributed_c10d.is_nccl_available",

@@ -97,6 +97,14 @@ def _leaves_out_device(mapping: Mapping, call: cst.Call) -> bool:
 
 
 _NO_SPACE = cst.SimpleWhitespace("")
+UNCALLED = (
+    "`{name}` used without being called: "
+    "replace it by hand with its `torch.amp` counterpart"
+)
+CALLED = (
+    "`{name}(...)` has no `torch.amp` counterpart torchport knows: replace the "
+    "call by hand (`torch.autocast`/`torch.amp` with `DEVICE().type`)"
+)
 
 
 def _keyword(name: str, value: cst.BaseExpression, comma) -> cst.Arg:
@@ -115,6 +123,7 @@ class Amp(Pass):
     def __init__(self, context) -> None:
         super().__init__(context)
         self.handled: Set[cst.CSTNode] = set()  # callees and decorators seen whole
+        self.called: Set[cst.CSTNode] = set()  # callees no mapping rewrites
         self.function_depth = 0
         # A user's device variable (reused as the binding) may be assigned below code
         # that runs at import time.
@@ -158,12 +167,11 @@ class Amp(Pass):
             return False
         name = self.qualified_name(node)
         if _is_amp_name(name) and name not in GENERIC:
-            self.report(
-                node,
-                "TP409",
-                f"`{name}` used without being called: "
-                "replace it by hand with its `torch.amp` counterpart",
-            )
+            if node in self.called:
+                message = CALLED.format(name=name)
+            else:
+                message = UNCALLED.format(name=name)
+            self.report(node, "TP409", message)
             return False
         return True
 
@@ -177,6 +185,8 @@ class Amp(Pass):
     def visit_Call(self, node: cst.Call) -> None:
         if self.callee(node) in MAPPINGS:
             self.handled.add(node.func)
+        else:
+            self.called.add(node.func)
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         mapping = MAPPINGS.get(self.qualified_name(node.decorator) or "")

@@ -26,7 +26,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import Pass
-from codemod.passes.imported import IMPORTED, ImportSites, imported_names
+from codemod.passes.imported import ImportSites, imported_names
 from codemod.model.rule import Fix
 from codemod.rules.backend_flags import RULES
 
@@ -48,8 +48,8 @@ SPLIT_MESSAGE = (
     "use `torch.set_float32_matmul_precision`"
 )
 TF32_ON = (
-    '`allow_tf32 = True` is `torch.set_float32_matmul_precision("high")` on CUDA, but '
-    '"high" also lowers float32 matmul precision on other devices'
+    "`allow_tf32 = {value}` is `torch.set_float32_matmul_precision({precision})` on "
+    'CUDA, but "high" also lowers float32 matmul precision on other devices'
 )
 MATMUL_TF32 = "torch.backends.cuda.matmul.allow_tf32"
 SDP_KERNEL = "torch.backends.cuda.sdp_kernel"
@@ -69,6 +69,12 @@ def is_cuda_backend(name: Optional[str]) -> bool:
     return bool(name) and any(
         name == prefix or name.startswith(prefix + ".") for prefix in CUDA_BACKENDS
     )
+
+
+def _shown(value: cst.BaseExpression, limit: int = 40) -> str:
+    """The value as written, on one line (cut at ``limit`` characters)."""
+    text = " ".join(cst.Module([]).code_for_node(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _bool_literal(node: cst.BaseExpression) -> Optional[bool]:
@@ -92,7 +98,7 @@ class BackendFlags(ImportSites, Pass):
     def _imports(self, node) -> None:
         for alias, name in imported_names(node):
             if is_cuda_backend(name):
-                self.report(alias, "TP609", IMPORTED)
+                self.report_import(alias, "TP609")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets]
@@ -166,7 +172,10 @@ class BackendFlags(ImportSites, Pass):
             precision, fix, message = '"highest"', Fix.SAFE, ""
         else:
             precision = '"high"' if value else '"high" if {value} else "highest"'
-            fix, message = Fix.UNSAFE, TF32_ON
+            written = _shown(original_node.value)
+            fix, message = Fix.UNSAFE, TF32_ON.format(
+                value=written, precision=precision.replace("{value}", written)
+            )
         if not self.record_and_decide(
             original_node.targets[0].target, "TP604", message, fix
         ):

@@ -25,6 +25,7 @@ from libcst.metadata import PositionProvider
 
 from codemod.model.noqa import noqa_lines
 from codemod.model.diagnostic import Diagnostic
+from codemod.passes.imported import head_name
 from codemod.passes.names import ModuleFacts
 
 from codemod.model.options import Options
@@ -133,6 +134,11 @@ class FileContext:
         # Tests a pass is about to make true only with an accelerator (`x == "cuda"`
         # becoming `x == DEVICE().type != "cpu"`): what they guard needs no guard.
         self.accelerator_tests: Set[cst.CSTNode] = set()
+        # Imports of CUDA-only APIs reported (bound name -> the diagnostic), and for
+        # each, whether each use decided since was rewritten or is informational.
+        self.import_reports: Dict[str, Diagnostic] = {}
+        self.import_uses: Dict[str, List[bool]] = {}
+        self.suppressed_lines: Set[int] = set()  # lines of sites a noqa suppressed
 
     def reads_early(self, line: int) -> bool:
         """Whether reading the device at ``line`` would ask for the accelerator
@@ -170,12 +176,11 @@ class FileContext:
         safe than the rule's usual case, or have no fix at all); ``min_torch`` is the
         release this site's fix needs where it is newer than the rule's.
         """
+        suppressed = self.suppressed(line, rule.code)
+        if suppressed:  # black must not move the site off its noqa's line
+            self.suppressed_lines.add(line)
         decision = decide(
-            rule,
-            self.options,
-            suppressed=self.suppressed(line, rule.code),
-            fix=fix,
-            min_torch=min_torch,
+            rule, self.options, suppressed=suppressed, fix=fix, min_torch=min_torch
         )
         if not decision.shown:
             return False
@@ -293,8 +298,16 @@ class Pass(cst.CSTTransformer):
         if fix is Fix.SAFE and reads and self.context.reads_early(line):
             fix = Fix.UNSAFE
             message = (message or rule.message) + EARLY_READ
+        shown = len(self.context.diagnostics)
         decided = self.context.decide(rule, line, col, message, fix, end, min_torch)
         self.changed |= decided
+        if self.context.import_reports:  # a use of a reported import's name
+            name = head_name(node)
+            if name in self.context.import_reports:
+                # rewritten, informational, or suppressed: not left as an error
+                left = len(self.context.diagnostics) > shown and not decided
+                settled = not left or rule.severity == "info"
+                self.context.import_uses.setdefault(name, []).append(settled)
         return decided
 
     def _calls_patched(self, node: cst.CSTNode) -> bool:

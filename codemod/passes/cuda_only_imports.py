@@ -15,7 +15,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import under
-from codemod.passes.imported import IMPORTED, ImportSites, imported_names
+from codemod.passes.imported import ImportSites, imported_names
 from codemod.passes.names import dotted_name
 
 # Qualified name (or prefix, at a dot) -> rule: the catalogue's rows of the pass.
@@ -96,7 +96,7 @@ class CudaOnlyImports(ImportSites):
             if prefix in ("pynvml", None):
                 self._vendor_import(alias, name)
             else:
-                self.report(alias, REFERENCES[prefix], IMPORTED)
+                self.report_import(alias, REFERENCES[prefix])
 
     def _cuda_only_import(self, node: Union[cst.Import, cst.ImportFrom]) -> bool:
         """``from torch.cuda import *``, or a torch.cuda import in an ``except

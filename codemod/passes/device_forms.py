@@ -57,20 +57,38 @@ def written_index(literal: cst.BaseExpression):
     return None
 
 
+def device_arguments(call: cst.Call):
+    """(type, index) of ``torch.device(type, index)``, each passed by position or by
+    keyword (None where left out); None for another form (``*args``, another
+    keyword)."""
+    names = ("type", "index")
+    values = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        name = arg.keyword.value if arg.keyword else None
+        if name is None and position < len(names):
+            name = names[position]
+        if name not in names or name in values:
+            return None
+        values[name] = arg.value
+    return values.get("type"), values.get("index")
+
+
 def index_of(
     original: cst.Call, updated: cst.Call, device_types
 ) -> Optional[cst.BaseExpression]:
-    """The index of ``torch.device("cuda", i)`` or ``torch.device("cuda:0")`` as the
-    passes left it (``device_types``: the ``DEVICE().type`` they wrote), else None."""
-    args = updated.args
-    if any(a.keyword is not None or a.star for a in args):
+    """The index of ``torch.device("cuda", i)`` (``index=i``, ``type="cuda"``) or
+    ``torch.device("cuda:0")`` as the passes left it (``device_types``: the
+    ``DEVICE().type`` they wrote), else None."""
+    found, written = device_arguments(updated), device_arguments(original)
+    if found is None or written is None:
         return None
-    if len(args) == 2 and args[0].value in device_types:
-        return args[1].value
-    if len(args) == 1 and (device_literal(original.args[0].value) or "").startswith(
-        "cuda:"
-    ):
-        return written_index(args[0].value)
+    kind, index = found
+    if index is not None:
+        return index if kind in device_types else None
+    if kind is not None and (device_literal(written[0]) or "").startswith("cuda:"):
+        return written_index(kind)
     return None
 
 

@@ -45,6 +45,7 @@ DEVICE_POSITIONS: Dict[str, Tuple[int, Kind]] = {
     "torch.get_device_module": (0, Kind.OBJECT),
     "torch.Stream": (0, Kind.OBJECT),
     "torch.Event": (0, Kind.OBJECT),
+    "torch.Generator": (0, Kind.OBJECT),
     "torch.autocast": (0, Kind.STRING),
     "torch.amp.autocast": (0, Kind.STRING),
     "torch.amp.autocast_mode.autocast": (0, Kind.STRING),

@@ -18,6 +18,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import Pass, attribute_name, option_name, target_name
+from codemod.passes.device_cases import DeviceCases
 from codemod.passes.device_positions import (
     DEVICE_KEYWORDS,
     DEVICE_METHODS,
@@ -40,6 +41,7 @@ from codemod.passes.device_forms import (
     COMPARISONS,
     INDEXED_DEVICE,
     DeviceTemplates,
+    device_arguments,
     index_of,
 )
 from codemod.passes.guards import (
@@ -56,7 +58,7 @@ MESSAGE = (
 )
 
 
-class DeviceStrings(DeviceTemplates, AcceleratedBranches, Pass):
+class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")
     # `.to(gpu_id)`, `device=rank`: an index, on a line that need not say "cuda".
@@ -144,6 +146,9 @@ class DeviceStrings(DeviceTemplates, AcceleratedBranches, Pass):
                 if kind is Kind.LOCATION and callee != "torch.load":
                     kind = Kind.OBJECT
                 self.mark(arg.value, kind, code)
+            elif keyword == "type" and callee == "torch.device":
+                if device_literal(arg.value) == "cuda":
+                    self.mark(arg.value, Kind.STRING, code)
             elif keyword == "default" and mentions_device(option_name(node)):
                 self.mark(arg.value, Kind.STRING, "TP105")
 
@@ -331,10 +336,8 @@ class DeviceStrings(DeviceTemplates, AcceleratedBranches, Pass):
         if self.callee(original_node) != "torch.device":
             return updated_node
         # torch.device(DEVICE().type) -> DEVICE()
-        if (
-            len(updated_node.args) == 1
-            and updated_node.args[0].value in self.device_types
-        ):
+        found = device_arguments(updated_node)
+        if found is not None and found[0] in self.device_types and found[1] is None:
             return self.device()
         # torch.device("cuda", i) and torch.device("cuda:0"): an index of the device,
         # and the CPU itself without one (torch.device("cpu", 0) is not the CPU's).

@@ -17,6 +17,13 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from codemod import catalog
+from codemod.passes.backend_pairs import (
+    DEVICE_KEYED,
+    KEYED_LEFT,
+    device_backends,
+    is_device_keyed,
+    keyed_template,
+)
 from codemod.passes.base import Pass, option_name, target_name, walk
 from codemod.passes.guards import AVAILABILITY, AcceleratedBranches, without_guards
 from codemod.rules.distributed import RULES
@@ -143,12 +150,20 @@ class Distributed(AcceleratedBranches, Pass):
             self._find_spawn_counts(node)
 
     # -- what to emit -----------------------------------------------------------
+    def _backend_call(self) -> str:
+        module = self.dist_alias or "{torch}.distributed"
+        return f"{module}.get_default_backend_for_device({{device}})"
+
     def _default_backend(self) -> cst.BaseExpression:
-        if self.dist_alias:
-            return self.expr(
-                f"{self.dist_alias}.get_default_backend_for_device({{device}})"
-            )
-        return self.expr("{torch}.distributed.get_default_backend_for_device({device})")
+        return self.expr(self._backend_call())
+
+    def _device_keyed(self, original: cst.SimpleString, pairs) -> cst.BaseExpression:
+        quote = original.quote if original.quote in ('"', "'") else '"'
+        accelerated = self.in_accelerated_branch()
+        template = keyed_template(quote, pairs, self._backend_call(), accelerated)
+        if " if " in template and original not in self.context.bare:
+            template = f"({template})"
+        return self.expr(template)
 
     # -- classification, top-down -----------------------------------------------
     def _mark_backend(self, value: cst.BaseExpression) -> None:
@@ -310,7 +325,14 @@ class Distributed(AcceleratedBranches, Pass):
             if self.record_and_decide(original_node, "TP501"):
                 return self._default_backend()
             return updated_node
-        if _nccl_literal(original_node) or original_node in self.backends:
+        pairs = device_backends(original_node)
+        if original_node in self.backends and pairs is not None:
+            if self.record_and_decide(original_node, "TP501", DEVICE_KEYED):
+                return self._device_keyed(original_node, pairs)
+            return updated_node
+        if original_node in self.backends and is_device_keyed(original_node):
+            self.report(original_node, "TP503", KEYED_LEFT)
+        elif _nccl_literal(original_node) or original_node in self.backends:
             self.report(original_node, "TP503")
         return updated_node
 

@@ -20,6 +20,7 @@ accelerator, where that guard is already true.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
@@ -248,12 +249,31 @@ def is_cuda_test(test: cst.BaseExpression, device_name: str) -> bool:
 _CPU_STRING = re.compile("cpu")
 
 
+def _is_module_flag(code: str, choices, device_name: str) -> bool:
+    """Whether the test ``code`` is a flag of the module: it picks "cuda", or the
+    device binding, in a choice anywhere (``ModuleFacts.flags``: also below the
+    test, also once ported), compared as ``ast`` writes them."""
+    picks = {"cuda", device_name, f"{device_name}()"}
+    picks |= {f"{name}.type" for name in picks - {"cuda"}}
+    flags = {test for test, picked in choices if picked in picks}
+    if not flags:
+        return False
+    try:
+        return ast.unparse(ast.parse(code.strip(), mode="eval").body) in flags
+    except SyntaxError:  # a test spread over lines: parenthesized, it parses
+        try:
+            return ast.unparse(ast.parse(f"({code})", mode="eval").body) in flags
+        except SyntaxError:
+            return False
+
+
 class AcceleratedBranches:
     """Mixin for a pass: ``in_accelerated_branch()`` says whether what is being
     visited runs only where there is an accelerator, so that ``DEVICE().type !=
     "cpu"`` is already true there and no guard is needed.
 
-    Such a branch is the body of ``if torch.cuda.is_available():`` (or
+    Such a branch is the body of ``if torch.cuda.is_available():`` (or of a
+    ``case`` with such a test, ``case "cuda":`` about to become one) (or
     ``torch.accelerator``'s, also as an operand of an ``and``; with CUDA the device
     binding is an accelerator), of the guard torchport emits, of a test chained with
     it (``x == DEVICE().type != "cpu"``), or of a flag that selects the "cuda" device
@@ -279,6 +299,15 @@ class AcceleratedBranches:
         self.accelerated.append(self.needs_accelerator(node.test))
 
     def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self.accelerated.pop()
+
+    def visit_MatchCase_body(self, node: cst.MatchCase) -> None:
+        accelerated = node in self.context.accelerator_tests  # type: ignore
+        if node.guard is not None:
+            accelerated = accelerated or self.needs_accelerator(node.guard)
+        self.accelerated.append(accelerated)
+
+    def leave_MatchCase_body(self, node: cst.MatchCase) -> None:
         self.accelerated.pop()
 
     def note_flag(self, node: cst.IfExp) -> None:
@@ -319,6 +348,9 @@ class AcceleratedBranches:
             # `x == DEVICE().type != "cpu"`: its last link is the guard.
             first, last = test.comparisons
             test = cst.Comparison(first.comparator, [last])
-        return cst.Module([]).code_for_node(test) in self.flags or is_guard(
-            test, device_name
+        code = cst.Module([]).code_for_node(test)
+        return (
+            code in self.flags
+            or is_guard(test, device_name)
+            or _is_module_flag(code, self.context.facts.flags, device_name)  # type: ignore
         )

@@ -28,6 +28,7 @@ import libcst as cst
 
 from codemod.catalog import under
 from codemod.passes.base import FileContext, walk
+from codemod.passes.device_cases import cuda_literal
 from codemod.passes.cuda_only_code import CUDA_NAMED, calls_cuda_named, cuda_only_code
 from codemod.passes.guards import (
     QualifiedName,
@@ -144,6 +145,8 @@ def kept_tests(
             return dict.fromkeys(tests, CUDA_ONLY_BODY)
         if tests and _tests_another_device(node.orelse, qualified_name):
             return dict.fromkeys(tests, ANOTHER_DEVICE)
+    elif isinstance(node, cst.Match):
+        return _kept_cases(node, qualified_name)
     elif isinstance(node, cst.For):
         if _needs_cuda((node.body,), qualified_name):
             return dict.fromkeys(_device_count_loop(node, qualified_name), DEVICE_LOOP)
@@ -198,7 +201,24 @@ def _returned_tests(value: cst.BaseExpression) -> List[cst.BaseExpression]:
     return [t for o in _returned_operands(value) for t in _cuda_tests(o)]
 
 
-MARKED = frozenset({"If", "IfExp", "For", "Return", "FunctionDef"})
+MARKED = frozenset({"If", "IfExp", "Match", "For", "Return", "FunctionDef"})
+
+
+def _kept_cases(node: cst.Match, qualified_name) -> Dict[cst.CSTNode, str]:
+    """The "cuda" of each ``case "cuda":`` to keep: its body is CUDA-only, or a
+    later case names another device (the widened case, tested first, would take
+    that device)."""
+    kept: Dict[cst.CSTNode, str] = {}
+    for position, case in enumerate(node.cases):
+        literal = cuda_literal(case)
+        if literal is None:
+            continue
+        others = [c.pattern for c in node.cases[position + 1 :]]
+        if _needs_cuda((case.body,), qualified_name):
+            kept[literal] = CUDA_ONLY_BODY
+        elif any(_tests_another_device(p, qualified_name) for p in others):
+            kept[literal] = ANOTHER_DEVICE
+    return kept
 
 
 def _bound(body: cst.CSTNode) -> Set[str]:

@@ -48,6 +48,11 @@ class ModuleFacts:
     # An imported name also bound otherwise at module level -> what it imports: it
     # resolves to nothing anywhere (its uses are reported, never rewritten).
     unresolved: Dict[str, str] = field(default_factory=dict)
+    # (F, what it picks) of each `"cuda" if F else "cpu"` anywhere in the module,
+    # as ast.unparse writes F: "cuda", or the device the choice became once ported
+    # (`DEVICE().type if F else "cpu"`, as written). Where F picks the accelerator,
+    # the program runs on it.
+    flags: Set[Tuple[str, str]] = field(default_factory=set)
 
     @classmethod
     def of(cls, tree: ast.Module, source: str) -> "ModuleFacts":
@@ -160,6 +165,7 @@ class ModuleFacts:
                 for alias in stmt.names:
                     if alias.name == "torch":
                         facts.torch_alias = alias.asname or "torch"
+        facts.flags = device_flags(tree, source)
         return facts
 
     def _store_attributes(self, target: ast.AST) -> None:
@@ -206,6 +212,68 @@ class ModuleFacts:
         if target is None:
             return None
         return target + dot + rest
+
+
+# A line that may hold `"cuda" if F else "cpu"` (or torch.device("cuda") if ...,
+# or what torchport made of it: `DEVICE().type if F else "cpu"`).
+_FLAG_LINE = re.compile(r"""(?:cuda(?::\d+)?["']\)?|\.type|\w\(\))\s+if\b""")
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _device_literal(node: ast.AST, device: str) -> bool:
+    """``"cuda"``/``"cuda:N"`` (or ``"cpu"``), or ``torch.device(...)`` of one."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        if dotted_name(node.func) in ("torch.device", "device"):
+            node = node.args[0]
+    if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+        return False
+    return re.fullmatch(device + (r"(:\d+)?" if device == "cuda" else ""), node.value)
+
+
+def _picked(node: ast.AST) -> Optional[str]:
+    """What a device choice picks when its test is true: "cuda", or the name,
+    ``name()``, ``name.type`` or ``name().type`` it reads (a device binding)."""
+    if _device_literal(node, "cuda"):
+        return "cuda"
+    inner = node.value if isinstance(node, ast.Attribute) else node
+    if isinstance(node, ast.Attribute) and node.attr != "type":
+        return None
+    if isinstance(inner, ast.Call) and not inner.args and not inner.keywords:
+        inner = inner.func
+    return ast.unparse(node) if isinstance(inner, ast.Name) else None
+
+
+def device_flags(tree: ast.Module, source: str) -> Set[Tuple[str, str]]:
+    """(``F`` as ``ast.unparse`` writes it, what it picks) of each ``"cuda" if F
+    else "cpu"`` in the module (``_picked``); only the statements on lines that can
+    hold one are walked."""
+    lines = {
+        source.count("\n", 0, match.start()) + 1
+        for match in _FLAG_LINE.finditer(source)
+    }
+    flags: Set[Tuple[str, str]] = set()
+    stack: List[ast.AST] = list(tree.body) if lines else []
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.match_case):  # no position of its own
+            stack.extend(stmt.body)
+            continue
+        first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+        if not any(first <= line <= last for line in lines):
+            continue
+        for name, value in ast.iter_fields(stmt):
+            if name in _BLOCKS:
+                stack.extend(value)
+            elif isinstance(value, (ast.AST, list)):
+                for part in value if isinstance(value, list) else [value]:
+                    for node in ast.walk(part) if isinstance(part, ast.AST) else ():
+                        if isinstance(node, ast.IfExp) and _device_literal(
+                            node.orelse, "cpu"
+                        ):
+                            picked = _picked(node.body)
+                            if picked is not None:
+                                flags.add((ast.unparse(node.test), picked))
+    return flags
 
 
 def _inner_scope(node: ast.AST, scope):

@@ -57,6 +57,23 @@ def _is_index(value: cst.BaseExpression) -> bool:
     return bool(name and _INDEX_NAME.search(name))
 
 
+def _non_blocking_named(args: List[cst.Arg]) -> List[cst.Arg]:
+    """``.cuda(0, True)`` -> ``.cuda(0, non_blocking=True)``: ``cuda(device,
+    non_blocking)`` takes it second, where ``.to()`` takes a dtype."""
+    positional = [a for a in args if a.keyword is None]
+    if len(positional) != 2:
+        return args
+    second = positional[1]
+    named = second.with_changes(
+        keyword=cst.Name("non_blocking"),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""),
+            whitespace_after=cst.SimpleWhitespace(""),
+        ),
+    )
+    return [named if a is second else a for a in args]
+
+
 def _is_cuda_operands(test: cst.BaseExpression) -> List[cst.Attribute]:
     """The ``x.is_cuda`` operands of a test (an ``and`` chain)."""
     return [
@@ -69,6 +86,9 @@ def _is_cuda_operands(test: cst.BaseExpression) -> List[cst.Attribute]:
 class TensorMethods(AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("tensor_methods")
+    # Pinning needs no guard in a branch that needs an accelerator: the pass sees
+    # the branch around it (on a second run no other site is on its lines).
+    FUNCTION_CONTEXT = re.compile(r"\.pin_memory\(|pin_memory\s*=\s*True")
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -184,6 +204,8 @@ class TensorMethods(AcceleratedBranches, Pass):
         func = updated_node.func
         if attribute_name(func) == "cuda":
             return self._cuda_call(original_node, updated_node)
+        if self.in_accelerated_branch():
+            return updated_node  # pinning works where an accelerator is: no site
         if (
             attribute_name(func) == "pin_memory"
             and not updated_node.args
@@ -207,11 +229,13 @@ class TensorMethods(AcceleratedBranches, Pass):
                 "`cuda` method: check the receiver, then use `.to(DEVICE())`",
             )
             return updated
-        index = [
-            a for a in updated.args if a.keyword is None or a.keyword.value == "device"
-        ]
-        rest = [a for a in updated.args if a not in index]
-        if len(index) > 1 or any(a.star for a in updated.args):
+        if any(a.star for a in updated.args):
+            self.report(original, "TP201")
+            return updated
+        args = _non_blocking_named(list(updated.args))
+        index = [a for a in args if a.keyword is None or a.keyword.value == "device"]
+        rest = [a for a in args if a not in index]
+        if len(index) > 1:
             self.report(original, "TP201")
             return updated
         literal = not index or _is_index(index[0].value)

@@ -11,6 +11,7 @@ from typing import Any, List, Optional, Tuple
 
 from codemod.model.lines import split_lines
 from codemod.rewrite.linediff import opcodes
+from codemod.rewrite.pragmas import on_first_lines, unsplit
 from codemod.model.text import one_line
 
 LineRange = Tuple[int, int]
@@ -276,13 +277,15 @@ def _as_list(value) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def format_changed(old: str, new: str, mode) -> str:
-    """Format with black the lines of ``new`` that are not in ``old``.
+def format_changed(old: str, new: str, mode, suppressed=()) -> str:
+    """Format with black the lines of ``new`` that are not in ``old``, except the
+    statements holding a line of ``suppressed`` (lines of ``new`` where a ``#
+    noqa`` suppressed a site, which must stay on it).
 
     Returns ``new`` unchanged if black cannot format it (black is a nicety here,
     never a reason to fail a rewrite).
     """
-    ranges = changed_lines(old, new, mode.line_length)
+    ranges = unsplit(new, changed_lines(old, new, mode.line_length), suppressed)
     if not ranges:
         return new
     newline = "\r\n" if "\r\n" in new else "\n"
@@ -295,6 +298,7 @@ def format_changed(old: str, new: str, mode) -> str:
         return new
     formatted = _without_opener_blanks(text, formatted)
     formatted = _with_untouched_blanks(text, formatted, ranges)
+    formatted = on_first_lines(text, formatted)
     return formatted.replace("\n", newline) if newline == "\r\n" else formatted
 
 

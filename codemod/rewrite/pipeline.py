@@ -32,7 +32,8 @@ from codemod.model.diagnostic import Diagnostic
 from codemod.model.lines import split_lines
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
-from codemod.rewrite import chunks, fstrings, grammar, imports
+from codemod.passes.imported import SETTLED, settled_imports
+from codemod.rewrite import chunks, fstrings, grammar, imports, relocate
 from codemod.rewrite.checks import (  # noqa: F401  (RoundTripError: raised for callers)
     RewriteError,
     RoundTripError,
@@ -300,7 +301,13 @@ def _checked_and_formatted(
     if format_mode is None:
         return new
     mode = _narrower(format_mode, piece.indent)
-    formatted = format_changed(old + stub, new + stub, mode)
+    lines = line_map(old, new)  # where each line of the piece went
+    suppressed = [
+        lines[line - piece.start + 1]
+        for line in context.suppressed_lines
+        if piece.start <= line <= piece.end
+    ]
+    formatted = format_changed(old + stub, new + stub, mode, suppressed)
     if (
         formatted != new + stub
         and formatted.endswith(stub)
@@ -334,14 +341,21 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
     added = place.insertions(located.tree, lines, context, visit.device_uses, newline)
     code, mapping = _assemble(lines, visit.outputs, visit.local_maps, added)
     code = imports.remove_unused(code, context, mapping)
-    diagnostics = sorted(context.diagnostics, key=lambda d: (d.line, d.col, d.code))
+    diagnostics = context.diagnostics
+    if context.import_reports:  # imports whose uses are all ported: they run
+        settled = settled_imports(context.import_reports, context.import_uses)
+        diagnostics = [
+            replace(d, severity="info", message=SETTLED) if id(d) in settled else d
+            for d in diagnostics
+        ]
+    diagnostics = sorted(diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != source:
         names = ", ".join(p.__name__ for p in located.passes)
         check_valid(code, names, mapping)
         if positions == "output":
-            diagnostics = [
-                replace(d, line=mapping.get(d.line, d.line)) for d in diagnostics
-            ]
+            diagnostics = relocate.in_output(
+                diagnostics, lines, code, mapping, visit.outputs, visit.local_maps
+            )
     # Below torch 2.6 each binding, added or already there, knows only CUDA.
     diagnostics = place.with_binding_reports(
         diagnostics, code, context, mapping, positions, visit.device_uses

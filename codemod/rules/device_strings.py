@@ -15,8 +15,11 @@ RULES = (
         '`torch.device("cuda")` hard-codes the CUDA device',
         Fix.SAFE,
         None,  # the binding alone: the CUDA one below torch 2.6
-        what='Replaces `torch.device("cuda")` with the module\'s device binding, and '
-        '`torch.device("cuda", i)` with `torch.device(DEVICE().type, i)`.',
+        what='Replaces `torch.device("cuda")` (or `type="cuda"`) with the module\'s '
+        'device binding, and `torch.device("cuda", i)` (or `index=i`) and '
+        '`torch.device("cuda:0")` with `torch.device(DEVICE().type, i) if '
+        'DEVICE().type != "cpu" else DEVICE()`: device i of the accelerator, and '
+        'without one the CPU itself (not "cpu:0").',
         why="A hard-coded CUDA device fails on a machine without CUDA and never uses "
         "TPU, Trainium, MPS, XPU or NPU.",
         before=("import torch\n" "\n" 'x = torch.zeros(3).to(torch.device("cuda"))'),
@@ -39,7 +42,8 @@ RULES = (
         None,  # the binding alone: the CUDA one below torch 2.6
         what='Rewrites `"cuda"` and `"cuda:N"` passed where PyTorch takes a device: '
         "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
-        "`torch.set_default_device(...)`, `torch.autocast(...)`; and device templates "
+        "`torch.set_default_device(...)`, `torch.autocast(...)`, "
+        "`torch.Generator(...)`; and device templates "
         '`"cuda:{}".format(i)` / `"cuda:%d" % i`, which become '
         '`"{}:{}".format(DEVICE().type, i)` / `"%s:%d" % (DEVICE().type, i)`. A template '
         "that is only printed or logged is a message: it is reported (TP109), not "
@@ -100,7 +104,10 @@ RULES = (
         Fix.SAFE,
         None,  # the binding alone: the CUDA one below torch 2.6
         what='Rewrites `x == "cuda"`, `x != "cuda"`, `"cuda" in x` and `"cuda" not in '
-        'x` into tests against the accelerator: `x == DEVICE().type != "cpu"`.',
+        'x` into tests against the accelerator: `x == DEVICE().type != "cpu"`. '
+        '`case "cuda":` of a `match` on a name or an attribute becomes `case _ if '
+        'x == DEVICE().type != "cpu":` (a pattern cannot call the binding); one '
+        "with a guard of its own, or on another subject, is reported (TP109).",
         why="The test means 'is this the accelerator?'. The `!= \"cpu\"` half keeps it "
         "false on a CPU-only machine, as the original was.",
         before=(

@@ -23,7 +23,11 @@ RULES = (
         "`new_subgroups*`, of any `backend=` keyword, and of a variable, parameter, "
         'command-line option or dict value named like "backend", with '
         "`torch.distributed.get_default_backend_for_device(DEVICE())`. "
-        '`"nccl" if torch.cuda.is_available() else "gloo"` becomes the same call.',
+        '`"nccl" if torch.cuda.is_available() else "gloo"` becomes the same call. In '
+        'a backend per device (`"cuda:nccl,cpu:gloo"`) the pair "cuda:nccl" becomes '
+        "the accelerator's type and default backend; on the CPU, which the string "
+        'then names twice, the CPU\'s own pair is left (`"cpu:gloo"`). Another '
+        "accelerator's pair beside it is reported (TP503).",
         why='"nccl" exists only in CUDA builds: on the CPU, TPU, Trainium, XPU or NPU '
         "`init_process_group` raises. The device's default backend is nccl on CUDA, "
         "gloo on the CPU and the plugin's own backend elsewhere.",

@@ -88,7 +88,9 @@ RULES = (
         '!= "cpu"`. A factory pinned at once, `torch.randn(2).pin_memory()`, becomes '
         '`torch.randn(2, pin_memory=DEVICE().type != "cpu")`; another call pinned as a '
         "whole statement (`return Batch(x).pin_memory()`) is bound to a name first, "
-        "so the receiver is written once.",
+        "so the receiver is written once. In a branch that already needs an "
+        "accelerator (`if torch.cuda.is_available():`, a flag that picks the CUDA "
+        "device) pinning is left as it is.",
         why="Pinning needs an accelerator: on CPU PyTorch it raises, where a CUDA "
         "program would just have run slower.",
         before=("import torch\n" "\n" "batch = batch.pin_memory()"),

@@ -19,6 +19,7 @@ from codemod import catalog
 from codemod.catalog import Row, under
 from codemod.passes.guards import AcceleratedBranches, is_cuda_test, is_guard
 from codemod.passes.base import Pass, attribute_name, walk
+from codemod.passes.device_tables import cuda_entries
 from codemod.passes.runtime.availability import AvailabilityTests
 from codemod.passes.runtime.bindings import CudaObjects
 from codemod.passes.runtime.cpu_guard import CpuGuard
@@ -172,6 +173,10 @@ class CudaRuntime(AcceleratedBranches, Pass):
         ):
             self.as_device[value] = GET_DEVICE
 
+    def visit_Dict(self, node: cst.Dict) -> None:
+        # {"cuda": torch.cuda.empty_cache, "xpu": ...}[dev.type](): CUDA's own entry
+        self.skip.update(n for value in cuda_entries(node) for n in walk(value))
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip.add(node.attr)
         self._reference(node)
@@ -190,7 +195,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
         row = self.row(name)
         if row is None:
             return
-        short = canonical(name)[len("torch.") :]
+        short = name[len("torch.") :]  # as written: torch.cuda.memory._snapshot
         if row.rewrite == "report":
             self.report(node, row.code, f"`torch.{short}`: {row.advice}")
         elif row.rewrite == "name":
@@ -265,7 +270,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
         row = self.row(name)
         if row is None:
             return updated
-        short = canonical(name)[len("torch.") :]
+        short = name[len("torch.") :]  # as written: torch.cuda.memory._snapshot
         return shape_of(row.rewrite)(self, original, updated, row, short)
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If):

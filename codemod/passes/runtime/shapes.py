@@ -225,7 +225,8 @@ def device_index(runtime, original, updated, row: Row, short: str):
     if not runtime.applied(original, row.code, message, fix, row.min_torch):
         return updated
     index = _device_index_arg(updated)
-    if not is_name(index, "None"):  # type: ignore[arg-type]
+    accelerated = runtime.in_accelerated_branch()  # the guard is true there
+    if not is_name(index, "None") and not accelerated:  # type: ignore[arg-type]
         index = runtime.expr("{index} if " + guard_test() + " else None", index=index)
     return runtime.expr(row.portable + "({index})", index=index)
 

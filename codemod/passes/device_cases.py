@@ -1,0 +1,84 @@
+"""``case "cuda":`` in a ``match`` on a device string, for the device-strings pass.
+
+A literal pattern matches when the subject equals it, so ``case "cuda":`` is the
+test ``subject == "cuda"`` (TP104). A pattern cannot call the device binding, so the
+case becomes the wildcard with that test as its guard:
+``case _ if subject == DEVICE().type != "cpu":`` (never true on the CPU, as the
+original never matched there), the subject read again by the guard. Only a subject
+that is a name or an attribute of one (``dev``, ``args.device``) is read again; a
+case with a guard of its own, or another pattern around the literal, is reported.
+Cases kept for CUDA (a body that is CUDA-only, another case that names another
+device) are decided with the other kept tests (``codemod.passes.kept_for_cuda``).
+"""
+
+from __future__ import annotations
+
+from typing import Dict
+
+import libcst as cst
+
+from codemod.passes.device_positions import Kind
+from codemod.passes.names import dotted_name
+
+LEFT = (
+    '`case "cuda":` {why}: left as it is; to match the device in use, write '
+    '`case _ if <subject> == DEVICE().type != "cpu":`'
+)
+GUARDED = "with a guard of its own"
+SUBJECT = "on a subject that is not a name or an attribute of one"
+CASE_GUARD = '{subject} == {device}.type != "cpu"'
+ACCELERATOR_CASE_GUARD = "{subject} == {device}.type"
+
+
+def cuda_literal(case: cst.MatchCase):
+    """The "cuda" of ``case "cuda":``, else None."""
+    pattern = case.pattern
+    if isinstance(pattern, cst.MatchValue) and isinstance(
+        pattern.value, cst.SimpleString
+    ):
+        if pattern.value.evaluated_value == "cuda":
+            return pattern.value
+    return None
+
+
+class DeviceCases:
+    """Mixin for the device-strings pass: its ``kinds`` (a literal marked IGNORE is
+    left to this mixin), ``report``, ``record_and_decide`` and ``expr``."""
+
+    def __init__(self, context) -> None:
+        super().__init__(context)  # type: ignore[call-arg]
+        self.cases: Dict[cst.MatchCase, cst.BaseExpression] = {}  # case -> subject
+
+    def visit_Match(self, node: cst.Match) -> None:
+        subject = node.subject if dotted_name(node.subject) else None
+        for case in node.cases:
+            literal = cuda_literal(case)
+            if literal is None:
+                continue
+            self.kinds[literal] = (Kind.IGNORE, "")  # type: ignore[attr-defined]
+            why = GUARDED if case.guard is not None else None
+            why = why or (SUBJECT if subject is None else None)
+            if why is not None:
+                self.report(literal, "TP109", LEFT.format(why=why))  # type: ignore
+                continue
+            self.cases[case] = subject  # type: ignore[assignment]
+            if self.would_apply(literal, "TP104"):  # type: ignore[attr-defined]
+                self.context.accelerator_tests.add(case)  # type: ignore
+
+    def leave_MatchCase(self, original_node, updated_node):
+        subject = self.cases.get(original_node)
+        if subject is None:
+            return updated_node
+        literal = cuda_literal(original_node)
+        if not self.record_and_decide(literal, "TP104"):  # type: ignore[attr-defined]
+            return updated_node
+        accelerated = self.in_accelerated_branch()  # type: ignore[attr-defined]
+        template = ACCELERATOR_CASE_GUARD if accelerated else CASE_GUARD
+        guard = self.expr(template, subject=subject.deep_clone())  # type: ignore
+        space = cst.SimpleWhitespace(" ")
+        return updated_node.with_changes(
+            pattern=cst.MatchAs(),
+            guard=guard,
+            whitespace_before_if=space,
+            whitespace_after_if=space,
+        )
