@@ -69,3 +69,21 @@ def run_on_a_terminal(
     proc.wait(timeout=300)
     os.close(leader)
     return shown.decode("utf-8", "replace")
+
+
+# A CUDA program, and one with a site of three rules: TP201 (a method), TP109 (a
+# string torchport cannot type) and TP304 (the runtime API).
+CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"
+THREE = (
+    "import torch\n\n"
+    "x = torch.ones(2).cuda()\n"
+    'DEVICES = ["cuda", "cpu"]\n'
+    "torch.cuda.synchronize()\n"
+    "print(x, DEVICES)\n"
+)
+
+
+def codes(stdout: str):
+    return sorted(
+        line.split(": ")[1].split()[0] for line in stdout.splitlines() if ": TP" in line
+    )

@@ -95,7 +95,7 @@ def test_text_that_is_not_ascii_beside_many_brackets_is_read():
     text = (
         "import torch\n"
         + "".join(f"a{i} = f(({i}))\n" for i in range(120))
-        + 'print(f"{\'→\'} saved 💾")\n'
+        + "print(f\"{'→'} saved 💾\")\n"
         + "ünïcode = [torch.ones(2).cuda()]\n"
     )
     result = process.process_source(

@@ -13,23 +13,7 @@ from codemod.config import schema
 from codemod.config.pyproject import ConfigError
 from codemod.config.selection import Layer, enabled_codes
 from codemod.config.table import checked_table
-from tests.cli_helpers import ROOT, run_cli
-
-CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"
-# TP201 (a method), TP109 (a string it cannot type) and TP304 (the runtime API).
-THREE = (
-    "import torch\n\n"
-    "x = torch.ones(2).cuda()\n"
-    'DEVICES = ["cuda", "cpu"]\n'
-    "torch.cuda.synchronize()\n"
-    "print(x, DEVICES)\n"
-)
-
-
-def codes(stdout: str):
-    return sorted(
-        line.split(": ")[1].split()[0] for line in stdout.splitlines() if ": TP" in line
-    )
+from tests.cli_helpers import CUDA, ROOT, THREE, codes, run_cli
 
 
 # -- flags layered over the file ------------------------------------------------------

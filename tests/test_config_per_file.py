@@ -11,23 +11,7 @@ import subprocess
 
 import pytest
 
-from tests.cli_helpers import GIT_ENV, run_cli
-
-CUDA = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"
-# TP201 (a method), TP109 (a string it cannot type) and TP304 (the runtime API).
-THREE = (
-    "import torch\n\n"
-    "x = torch.ones(2).cuda()\n"
-    'DEVICES = ["cuda", "cpu"]\n'
-    "torch.cuda.synchronize()\n"
-    "print(x, DEVICES)\n"
-)
-
-
-def codes(stdout: str):
-    return sorted(
-        line.split(": ")[1].split()[0] for line in stdout.splitlines() if ": TP" in line
-    )
+from tests.cli_helpers import CUDA, GIT_ENV, THREE, codes, run_cli
 
 
 # -- each file's nearest configuration, whatever else is passed ---------------------
