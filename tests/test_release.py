@@ -55,9 +55,10 @@ def test_the_test_install_takes_pytorchs_cpu_build():
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in requirements
     assert "-e .[test]" in requirements
     assert "pip install -r requirements-test.txt" in README
-    assert (
-        "pip install --quiet -r requirements-test.txt"
-        in (ROOT / ".ci" / "run").read_text()
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert any(
+        "pip install" in line and line.endswith("-r requirements-test.txt")
+        for line in ci
     )
 
 
