@@ -26,6 +26,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import Pass
+from codemod.passes.names import bind_arguments
 from codemod.passes.imported import ImportSites, imported_names
 from codemod.model.rule import Fix
 from codemod.rules.backend_flags import RULES
@@ -129,15 +130,13 @@ class BackendFlags(ImportSites, Pass):
     @staticmethod
     def _sdp_backends(call: cst.Call) -> Optional[List[str]]:
         """The SDPBackend names sdp_kernel(...) enables, or None if not literal."""
+        bound = bind_arguments(call, SDP_PARAMETERS)
+        if bound is None:
+            return None
         values = dict.fromkeys(SDP_PARAMETERS, True)
-        for position, arg in enumerate(call.args):
-            if arg.star:
-                return None
-            name = arg.keyword.value if arg.keyword else None
-            if name is None and position < len(SDP_PARAMETERS):
-                name = SDP_PARAMETERS[position]
-            value = _bool_literal(arg.value)
-            if name not in values or value is None:
+        for name, node in bound.items():
+            value = _bool_literal(node)
+            if value is None:
                 return None
             values[name] = value
         return [backend for flag, backend in SDP_BACKENDS if values[flag]]

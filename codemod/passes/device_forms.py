@@ -11,6 +11,7 @@ from typing import Optional
 
 import libcst as cst
 
+from codemod.passes.names import bind_arguments
 from codemod.passes.device_positions import device_literal
 
 # On an accelerator the device with that index; on the CPU the CPU itself
@@ -61,17 +62,9 @@ def device_arguments(call: cst.Call):
     """(type, index) of ``torch.device(type, index)``, each passed by position or by
     keyword (None where left out); None for another form (``*args``, another
     keyword)."""
-    names = ("type", "index")
-    values = {}
-    for position, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        name = arg.keyword.value if arg.keyword else None
-        if name is None and position < len(names):
-            name = names[position]
-        if name not in names or name in values:
-            return None
-        values[name] = arg.value
+    values = bind_arguments(call, ("type", "index"))
+    if values is None:
+        return None
     return values.get("type"), values.get("index")
 
 

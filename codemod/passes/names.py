@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -311,3 +311,21 @@ def dotted_name(node) -> Optional[str]:
         return None
     parts.append(head)
     return ".".join(reversed(parts))
+
+
+def bind_arguments(
+    call: cst.Call, names: Sequence[str]
+) -> Optional[Dict[str, cst.BaseExpression]]:
+    """The arguments of ``call`` by parameter name, positional ones taking ``names``
+    in order; None where one is unpacked, unknown or given twice."""
+    values: Dict[str, cst.BaseExpression] = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        name = arg.keyword.value if arg.keyword else None
+        if name is None and position < len(names):
+            name = names[position]
+        if name not in names or name in values:
+            return None
+        values[name] = arg.value
+    return values
