@@ -26,6 +26,7 @@ from typing import Dict, List, Set
 
 import libcst as cst
 
+from codemod import catalog
 from codemod.catalog import under
 from codemod.passes.base import FileContext, walk
 from codemod.passes.device_cases import cuda_literal
@@ -103,8 +104,31 @@ def _later_branches_test_another_device(node: cst.If, qualified_name) -> bool:
 
 def _needs_cuda(parts, qualified_name: QualifiedName) -> bool:
     return cuda_only_code(parts, qualified_name) or any(
-        part is not None and calls_cuda_named(part, qualified_name) for part in parts
+        part is not None
+        and (
+            calls_cuda_named(part, qualified_name)
+            or _calls_unported_cuda(part, qualified_name)
+        )
+        for part in parts
     )
+
+
+# torch.cuda calls no pass ports: reported only, or unknown to the catalogue
+# (`torch.cuda.memory._snapshot()`); widened, their test would run them elsewhere.
+_ROWS = {n: r for r in catalog.ROWS if r.kind == "name" for n in r.names}
+
+
+def _calls_unported_cuda(part: cst.CSTNode, qualified_name: QualifiedName) -> bool:
+    for call in walk(part):
+        if not isinstance(call, cst.Call):
+            continue
+        name = qualified_name(call.func)
+        if not name or not name.startswith("torch.cuda."):
+            continue
+        row = _ROWS.get(name)
+        if row is None or (row.portable is None and row.rewrite in ("report", "call")):
+            return True
+    return False
 
 
 def _device_count_loop(node: cst.For, qualified_name) -> List[cst.Call]:
