@@ -57,7 +57,7 @@ def _record(query: str) -> None:
         json.dump({"query": query, **fields}, handle)
 
 
-def _recording(name: str, function, allowed=lambda *a, **k: False):
+def _recording(name: str, function, allowed):
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         if not allowed(*args, **kwargs):
@@ -83,10 +83,12 @@ def instrument() -> None:
     assert torch.__version__ >= "2.8", "device_count() is fork-safe from torch 2.8"
     for name, value in list(vars(torch.cuda).items()):
         if inspect.isfunction(value) and name not in NOT_QUERIES:
-            setattr(torch.cuda, name, _recording(f"torch.cuda.{name}", value))
+            setattr(torch.cuda, name, _recording(f"torch.cuda.{name}", value, _never))
     if hasattr(torch._C, "_cuda_getDeviceCount"):
         count = torch._C._cuda_getDeviceCount
-        torch._C._cuda_getDeviceCount = _recording("_cuda_getDeviceCount", count)
+        torch._C._cuda_getDeviceCount = _recording(
+            "_cuda_getDeviceCount", count, _never
+        )
     for name, value in list(vars(torch.accelerator).items()):
         if not inspect.isfunction(value) or name == "device_count":
             continue

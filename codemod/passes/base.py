@@ -289,11 +289,9 @@ class Pass(cst.CSTTransformer):
         end = self.end_position(node)
         rule = REGISTRY[code]
         fix = fix or rule.fix
-        if self.context.patched and self._calls_patched(node):
-            fix, message = Fix.NONE, (message or rule.message) + PATCHED
-        kept = self.context.kept_for_cuda.get(node)
-        if kept is not None:  # widened, it would run CUDA's code on other devices
-            fix, message = Fix.NONE, (message or rule.message) + kept
+        why = self._left_as_written(node)
+        if why is not None:
+            fix, message = Fix.NONE, (message or rule.message) + why
         reads = rule.reads_device if reads_device is None else reads_device
         if fix is Fix.SAFE and reads and self.context.reads_early(line):
             fix = Fix.UNSAFE
@@ -310,6 +308,16 @@ class Pass(cst.CSTTransformer):
                 self.context.import_uses.setdefault(name, []).append(settled)
         return decided
 
+    def _left_as_written(self, node: cst.CSTNode) -> Optional[str]:
+        """Why the site is reported rather than fixed, whatever its rule: a test of
+        this file patches what it calls, or it is a CUDA test widening would turn
+        into CUDA's code run elsewhere (``kept_for_cuda``); None otherwise."""
+        patched = bool(self.context.patched) and self._calls_patched(node)
+        kept = self.context.kept_for_cuda.get(node)
+        if not patched and kept is None:
+            return None
+        return (PATCHED if patched else "") + (kept or "")
+
     def _calls_patched(self, node: cst.CSTNode) -> bool:
         """Whether the site is, or holds, a name a test of this file patches."""
         patched = self.context.patched
@@ -323,9 +331,7 @@ class Pass(cst.CSTTransformer):
     ) -> bool:
         """Whether a site of rule ``code`` at ``node`` will be fixed (as
         ``record_and_decide`` will decide it), recording nothing."""
-        if node in self.context.claimed or node in self.context.kept_for_cuda:
-            return False
-        if self.context.patched and self._calls_patched(node):
+        if node in self.context.claimed or self._left_as_written(node) is not None:
             return False
         line = self.position(node)[0]
         suppressed = self.context.suppressed(line, code)
