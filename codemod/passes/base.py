@@ -115,6 +115,9 @@ class FileContext:
         # (line, column) -> target, and the names whose calls stay as written.
         self.patches: Dict[Tuple[int, int], str] = {}
         self.patched: Set[str] = set()
+        # Availability calls setting a flag that picks CUDA-only code
+        # (codemod.passes.cuda_flags): (line, column) -> why they stay.
+        self.kept_flags: Dict[Tuple[int, int], str] = {}
         self.torch_name = "torch"
         self.needs_device = False
         self.needs_torch = False  # some pass emitted `torch.<...>`
@@ -314,6 +317,8 @@ class Pass(cst.CSTTransformer):
         into CUDA's code run elsewhere (``kept_for_cuda``); None otherwise."""
         patched = bool(self.context.patched) and self._calls_patched(node)
         kept = self.context.kept_for_cuda.get(node)
+        if kept is None and self.context.kept_flags and isinstance(node, cst.Call):
+            kept = self.context.kept_flags.get(self.position(node))
         if not patched and kept is None:
             return None
         return (PATCHED if patched else "") + (kept or "")

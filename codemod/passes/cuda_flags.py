@@ -1,0 +1,110 @@
+"""Availability flags that stay CUDA's: ``cuda = torch.cuda.is_available()`` whose
+later test picks CUDA-only code.
+
+``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``: widened to every
+accelerator, the flag would pick CUDA's tensor type on MPS, XPU or a TPU, which fails
+there; kept, the program runs on the CPU wherever CUDA is missing, as it did. The
+flag's ``torch.cuda.is_available()`` is then reported with the line of the use, not
+fixed; the rest of what the flag guards is ported as usual (it runs on CUDA only).
+
+Read from the ``ast`` before the passes run: a flag is set in one statement and read
+in another, often in another function, which a chunk of statements does not show.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from codemod import catalog
+from codemod.catalog import CUDA_ONLY, PORTED, under
+from codemod.passes.cuda_only_code import REPORTED
+from codemod.passes.names import ModuleFacts, dotted_name
+
+AVAILABILITY = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+KEPT = (
+    ": kept, as the flag it sets (`{flag}`) picks CUDA-only code on line {line},"
+    " which a test of any accelerator would run on other devices; port that code,"
+    " then widen the flag"
+)
+_ROWS = {n: r for r in catalog.ROWS if r.kind == "name" for n in r.names}
+
+
+def kept_flags(
+    tree: ast.Module, facts: ModuleFacts, lines: Sequence[str]
+) -> Dict[Tuple[int, int], str]:
+    """(line, 1-based column) of each availability call to keep -> why."""
+    flags: Dict[str, List[ast.Call]] = {}
+    tests: List[Tuple[ast.expr, Sequence[ast.AST]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            guarded = node.body if isinstance(node, ast.If) else [node.body]
+            tests.append((node.test, guarded))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            calls = [
+                c for c in _calls(node.value) if facts.qualified_name(c) in AVAILABILITY
+            ]
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                name = dotted_name(target)
+                if calls and name:
+                    flags.setdefault(name, []).extend(calls)
+    kept: Dict[Tuple[int, int], str] = {}
+    if not flags:
+        return kept
+    for test, guarded in tests:
+        for operand in _and_operands(test):
+            flag = dotted_name(operand)
+            if flag not in flags or not _needs_cuda(guarded, facts):
+                continue
+            reason = KEPT.format(flag=flag, line=test.lineno)
+            for call in flags[flag]:
+                kept.setdefault(_position(call, lines), reason)
+    return kept
+
+
+def _calls(node: ast.AST) -> Iterator[ast.Call]:
+    return (n for n in ast.walk(node) if isinstance(n, ast.Call))
+
+
+def _and_operands(test: ast.expr) -> List[ast.expr]:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [o for v in test.values for o in _and_operands(v)]
+    return [test]
+
+
+def _needs_cuda(guarded: Sequence[ast.AST], facts: ModuleFacts) -> bool:
+    """Whether the guarded code names something only CUDA has: a CUDA-only library
+    or module, a name the CUDA-only pass reports, a ``torch.cuda`` name no pass
+    ports (or a CUDA tensor type used as a value, which only calls of it are)."""
+    called = set()
+    for part in guarded:
+        for node in ast.walk(part):
+            if isinstance(node, ast.Call):
+                called.add(id(node.func))
+            elif isinstance(node, (ast.Attribute, ast.Name)):
+                if _cuda_only(facts.qualified_name(node), id(node) in called):
+                    return True
+    return False
+
+
+def _cuda_only(name: Optional[str], is_called: bool) -> bool:
+    if not name or under(name, PORTED):
+        return False
+    if under(name, CUDA_ONLY) or under(name, REPORTED):
+        return True
+    if not name.startswith("torch.cuda."):
+        return False
+    row = _ROWS.get(name)
+    if row is None:
+        return name.count(".") == 2 and is_called  # an unknown torch.cuda function
+    if row.rewrite == "tensor":
+        return not is_called
+    return row.portable is None and row.rewrite in ("report", "call") and is_called
+
+
+def _position(call: ast.Call, lines: Sequence[str]) -> Tuple[int, int]:
+    """Where libcst puts the call: its column counted in characters, not bytes."""
+    text = lines[call.lineno - 1] if call.lineno <= len(lines) else ""
+    prefix = text.encode("utf-8")[: call.col_offset]
+    return call.lineno, len(prefix.decode("utf-8", errors="replace")) + 1
