@@ -42,7 +42,9 @@ import they got. ``cuda-extension`` also covers ``torch.utils.cpp_extension.CUDA
 Code in the body of ``if <device>.type == "cuda":`` (or of such a conditional expression)
 runs on CUDA alone and is no site, nor is the ``"cuda"`` of that test, nor a function
 named under "cuda" in a table keyed by device type (``{"cuda": torch.cuda.empty_cache,
-"xpu": torch.xpu.empty_cache}[dev.type]()``).
+"xpu": torch.xpu.empty_cache}[dev.type]()``), nor the ``"cuda"`` of a membership test
+in a list that names another accelerator too (``device not in ["cuda", "xpu"]``): like
+the table, it says which devices get the code and is false on any other.
 
 Names are resolved through a small per-file import map (``import torch as th``,
 ``from torch import cuda``, ``from torch.cuda import amp``,
@@ -240,6 +242,24 @@ def _is_cuda_entry(table: ast.Dict, value: ast.AST) -> bool:
     return isinstance(value, (ast.Name, ast.Attribute)) and any(
         key == "cuda" and v is value for key, v in zip(keys, table.values)
     )
+
+
+ACCELERATOR_TYPES = DEVICE_TYPES - {"cpu", "meta"}
+
+
+def _in_device_list(node: ast.Constant, parents: dict) -> bool:
+    """``"cuda"`` in ``x in ["cuda", "xpu"]``: a list of devices tested for membership
+    that names another accelerator too."""
+    listed = parents.get(id(node))
+    compare = parents.get(id(listed))
+    if not isinstance(listed, (ast.List, ast.Tuple, ast.Set)):
+        return False
+    if not isinstance(compare, ast.Compare) or compare.comparators != [listed]:
+        return False
+    if not isinstance(compare.ops[0], (ast.In, ast.NotIn)):
+        return False
+    names = {e.value for e in listed.elts if isinstance(e, ast.Constant)}
+    return bool(names & ACCELERATOR_TYPES)
 
 
 def _is_cuda_test(test: ast.AST) -> bool:
@@ -546,7 +566,8 @@ class _Visitor(ast.NodeVisitor):
             self.add(node, "legacy-type-string")
             return
         if DEVICE_RE.match(v):
-            self.add(node, "device-string")
+            if not _in_device_list(node, self.parents):
+                self.add(node, "device-string")
         elif DEVICE_FORMAT_RE.match(v):
             self.add(node, "device-format")
         elif v == "nccl":

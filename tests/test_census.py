@@ -304,3 +304,20 @@ def test_plain_torch_cuda_imports_outside_fallbacks_are_not_sites():
         numpy = None
     """
     assert kinds(src) == []
+
+
+def test_a_device_list_naming_another_accelerator_is_no_site():
+    src = """
+    a = device not in ["cuda", "xpu"]
+    b = device in ("mps", "cuda")
+    c = device in ["cuda"]
+    d = device.type in ["cpu", "cuda"]
+    e = ["cuda", "xpu"]
+    f = device == "cuda" or device in ["xpu"]
+    """
+    assert kinds(src) == [
+        (4, "device-string"),
+        (5, "device-string"),
+        (6, "device-string"),
+        (7, "device-string"),
+    ]

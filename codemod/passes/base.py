@@ -118,6 +118,9 @@ class FileContext:
         # Availability calls setting a flag that picks CUDA-only code
         # (codemod.passes.cuda_flags): (line, column) -> why they stay.
         self.kept_flags: Dict[Tuple[int, int], str] = {}
+        # CUDA literals bound to a name read only in device positions of one kind
+        # (codemod.passes.device_values): (line, column) -> that kind.
+        self.device_values: Dict[Tuple[int, int], object] = {}
         self.torch_name = "torch"
         self.needs_device = False
         self.needs_torch = False  # some pass emitted `torch.<...>`

@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from codemod import catalog
 from codemod.catalog import CUDA_ONLY, PORTED, under
 from codemod.passes.cuda_only_code import REPORTED
-from codemod.passes.names import ModuleFacts, dotted_name
+from codemod.passes.names import ModuleFacts, ast_position, dotted_name
 
 AVAILABILITY = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
 KEPT = (
@@ -59,7 +59,7 @@ def kept_flags(
                 continue
             reason = KEPT.format(flag=flag, line=test.lineno)
             for call in flags[flag]:
-                kept.setdefault(_position(call, lines), reason)
+                kept.setdefault(ast_position(call, lines), reason)
     return kept
 
 
@@ -101,10 +101,3 @@ def _cuda_only(name: Optional[str], is_called: bool) -> bool:
     if row.rewrite == "tensor":
         return not is_called
     return row.portable is None and row.rewrite in ("report", "call") and is_called
-
-
-def _position(call: ast.Call, lines: Sequence[str]) -> Tuple[int, int]:
-    """Where libcst puts the call: its column counted in characters, not bytes."""
-    text = lines[call.lineno - 1] if call.lineno <= len(lines) else ""
-    prefix = text.encode("utf-8")[: call.col_offset]
-    return call.lineno, len(prefix.decode("utf-8", errors="replace")) + 1

@@ -57,6 +57,9 @@ DEVICE_POSITIONS: Dict[str, Tuple[int, Kind]] = {
     "torch.set_autocast_enabled": (0, Kind.STRING),
     "torch.amp.is_autocast_available": (0, Kind.STRING),
     "torch.distributed.get_default_backend_for_device": (0, Kind.OBJECT),
+    "torch.distributed.device_mesh.init_device_mesh": (0, Kind.STRING),
+    "torch.distributed._tensor.device_mesh.init_device_mesh": (0, Kind.STRING),
+    "torch.distributed.device_mesh.DeviceMesh": (0, Kind.STRING),
 }
 # Method name -> positional index (any receiver: `.to` is PyTorch's convention).
 DEVICE_METHODS: Dict[str, Tuple[int, Kind]] = {"to": (0, Kind.OBJECT)}

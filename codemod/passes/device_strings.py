@@ -49,6 +49,7 @@ from codemod.passes.guards import (
     is_binding_type,
     without_guards,
 )
+from codemod.passes.kept_for_cuda import OTHER_DEVICES
 from codemod.rules.device_strings import RULES
 
 INDEX = "an int device index means that CUDA device (and raises without one)"
@@ -81,6 +82,8 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
         self.indices: Set[cst.CSTNode] = set()  # int device indices: `.to(gpu_id)`
         # Names assigned `torch.cuda.current_device()`: an int, a device index.
         self.index_variables: Set[str] = set()
+        # `x in ["cuda"]` -> the operator of the comparison it means (`==`).
+        self.membership: Dict[cst.Comparison, type] = {}
 
     # -- classification, top-down ---------------------------------------------
     def mark(self, node: cst.CSTNode, kind: Kind, code: str) -> None:
@@ -153,6 +156,10 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
                 self.mark(arg.value, Kind.STRING, "TP105")
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self.context.device_values and device_literal(node.value):
+            kind = self.context.device_values.get(self.position(node.value))
+            if kind is not None:  # read only where a device of that kind goes
+                self.mark(node.value, kind, "TP102")
         if any(mentions_device(target_name(t.target)) for t in node.targets):
             self.mark(node.value, Kind.STRING, "TP105")
         value = node.value
@@ -213,6 +220,11 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
         target = node.comparisons[0]
         if isinstance(target.operator, (cst.Equal, cst.NotEqual)):
             sides = (node.left, target.comparator)
+        elif isinstance(target.operator, (cst.In, cst.NotIn)) and isinstance(
+            target.comparator, (cst.List, cst.Tuple, cst.Set)
+        ):
+            self._visit_device_list(node, target)
+            return
         elif isinstance(target.operator, (cst.In, cst.NotIn)):
             # `"cuda" in device` tests a device string; `"cuda" in versions` is a
             # lookup in some mapping: only the former is rewritten.
@@ -232,6 +244,30 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
                     ) and self.would_apply(node, "TP104"):
                         self.context.accelerator_tests.add(node)
                 return
+
+    def _visit_device_list(self, node: cst.Comparison, target) -> None:
+        """``x in ["cuda"]`` is ``x == "cuda"`` (``not in``: ``!=``); a list that
+        names another accelerator too (``x not in ["cuda", "xpu"]``) says which
+        devices get the code, is false on any other, and is portable as it stands."""
+        values = [e.value for e in target.comparator.elements]
+        names = [
+            device_literal(v) or getattr(v, "evaluated_value", None) for v in values
+        ]
+        if "cuda" not in names or self._is_cuda_only_test((node.left,)):
+            return
+        literal = values[names.index("cuda")]
+        if OTHER_DEVICES.intersection(names):
+            self.kinds[literal] = (Kind.IGNORE, "")
+            return
+        if len(values) != 1:  # ["cpu", "cuda"]: reported, what it allows is unclear
+            return
+        self.kinds[literal] = (Kind.IGNORE, "")
+        self.kinds[node] = (Kind.STRING, "TP104")
+        self.membership[node] = (
+            cst.Equal if isinstance(target.operator, cst.In) else cst.NotEqual
+        )
+        if isinstance(target.operator, cst.In) and self.would_apply(node, "TP104"):
+            self.context.accelerator_tests.add(node)
 
     def _is_cuda_only_test(self, sides) -> bool:
         """``DEVICE().type == "cuda"`` of the binding: the guard of code kept for CUDA
@@ -355,7 +391,7 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
         target = updated_node.comparisons[0]
         literal_left = device_literal(original_node.left) == "cuda"
         subject = target.comparator if literal_left else updated_node.left
-        operator = type(target.operator)
+        operator = self.membership.get(original_node, type(target.operator))
         if self.in_accelerated_branch():
             plain = self.expr(ACCELERATOR_COMPARISONS[operator], subject=subject)
             return plain.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)

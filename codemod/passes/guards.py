@@ -123,9 +123,18 @@ def cuda_string(node: cst.SimpleString) -> bool:
 
 
 def cuda_comparison(node: cst.BaseExpression) -> bool:
-    """``x == "cuda"``, ``x != "cuda:0"``, ``"cuda" in x``: a choice tested for CUDA."""
+    """``x == "cuda"``, ``x != "cuda:0"``, ``"cuda" in x``, ``x in ["cuda"]``: a
+    choice tested for CUDA."""
     if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
         return False
+    listed = node.comparisons[0].comparator
+    if isinstance(listed, (cst.List, cst.Tuple, cst.Set)):
+        values = [e.value for e in listed.elements]
+        return (
+            len(values) == 1
+            and isinstance(values[0], cst.SimpleString)
+            and (cuda_string(values[0]))
+        )
     return any(
         isinstance(side, cst.SimpleString) and cuda_string(side)
         for side in (node.left, node.comparisons[0].comparator)

@@ -329,3 +329,12 @@ def bind_arguments(
             return None
         values[name] = arg.value
     return values
+
+
+def ast_position(node: ast.AST, lines: Sequence[str]) -> Tuple[int, int]:
+    """(line, 1-based column) of an ``ast`` node where libcst puts it: the column
+    counted in characters, not in UTF-8 bytes as ``ast`` counts it."""
+    line = node.lineno  # type: ignore[attr-defined]
+    text = lines[line - 1] if line <= len(lines) else ""
+    prefix = text.encode("utf-8")[: node.col_offset]  # type: ignore[attr-defined]
+    return line, len(prefix.decode("utf-8", errors="replace")) + 1

@@ -47,7 +47,7 @@ from codemod.rewrite.device.text import binding_statement
 from codemod.rewrite.formatting import format_changed, line_map
 from codemod.rewrite.hits import context_lines, hit_lines
 from codemod.passes.names import ModuleFacts
-from codemod.passes import cuda_flags, patched
+from codemod.passes import file_scans
 from codemod.rewrite.pieces import changed_pieces
 from codemod.rewrite.positions import LazyMetadata
 from codemod.rewrite.traversal import SharedTraversal, outside
@@ -204,13 +204,7 @@ def visit_chunks(located: Located, options: Options, format_mode, reuse: bool) -
     context = FileContext(options, located.source, located.facts)
     context.indent_unit = chunks.indent_unit(located.tree, located.lines)
     plan.plan_binding(located.tree, located.facts, context, reuse)
-    if "patch" in located.source or "setattr" in located.source:  # tests of CUDA
-        context.patches = patched.patched_cuda(located.tree, located.facts)
-        context.patched = patched.patched_here(context.patches)
-    if "is_available" in located.source or "device_count" in located.source:
-        context.kept_flags = cuda_flags.kept_flags(
-            located.tree, located.facts, located.lines
-        )
+    file_scans.scan(context, located.tree, located.facts, located.source, located.lines)
     instances = [p(context) for p in located.passes]
     visit = Visit(context)
     undecided = reuse and order.reuses_user_variable(context)

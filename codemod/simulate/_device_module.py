@@ -16,6 +16,8 @@ fails here with AttributeError, as it would on a new backend:
   ``device(...)`` too (torch/_utils.py ``_to``).
 - ``get_amp_supported_dtype``: ``torch.autocast`` requires it of a custom
   backend (torch/amp/autocast_mode.py).
+- ``is_initialized``, ``set_device``: ``init_device_mesh`` / ``DeviceMesh`` pick
+  each process's device through them (torch/distributed/device_mesh.py).
 
 Everything else belongs to ``torch.accelerator``, ``torch.Stream`` and
 ``torch.Event``.
@@ -84,6 +86,15 @@ class device:
         self._guard.__exit__(*exc_info)
 
 
+def is_initialized() -> bool:
+    # Host memory needs no lazy start-up: the backend is ready once loaded.
+    return True
+
+
+def set_device(device) -> None:
+    torch.accelerator.set_device_index(_index(device))
+
+
 def get_amp_supported_dtype() -> list[torch.dtype]:
     return [torch.float16, torch.bfloat16]
 
@@ -100,6 +111,8 @@ def create() -> types.ModuleType:
         set_rng_state,
         device,
         get_amp_supported_dtype,
+        is_initialized,
+        set_device,
     ):
         setattr(module, function.__name__, function)
     return module

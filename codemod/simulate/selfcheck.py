@@ -354,6 +354,8 @@ def check_device_module():
         "set_rng_state",
         "device",
         "get_amp_supported_dtype",
+        "is_initialized",
+        "set_device",
     }
     for name in ("synchronize", "Stream", "current_stream", "memory_allocated"):
         text = f"module 'torch.tpsim' has no attribute '{name}'"

@@ -1,0 +1,117 @@
+"""Device literals followed to where they are used: ``loc = f"cuda:{rank}"`` read
+only as ``torch.load(path, map_location=loc)``.
+
+The device-strings pass types a literal by its position; a variable whose name does
+not say "device" hides it. Where a function (or the module) binds such a name once,
+to a CUDA device literal, and reads it only in device positions of one kind, the
+literal takes that kind: here a ``map_location``, which must not become "cpu:0".
+
+Read from the ``ast`` before the passes run: the reads come after the binding, in
+statements a chunk need not hold.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from codemod.passes.device_positions import Kind
+from codemod.passes.names import ModuleFacts, ast_position
+
+_LITERAL = re.compile(r"cuda(:\d+)?")
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+
+
+def followed_literals(
+    tree: ast.Module, facts: ModuleFacts, lines: Sequence[str]
+) -> Dict[Tuple[int, int], Kind]:
+    """(line, 1-based column) of each followed literal -> the kind its reads take."""
+    found: Dict[Tuple[int, int], Kind] = {}
+    for scope in ast.walk(tree):
+        if isinstance(scope, SCOPES):
+            for literal, kind in _in_scope(scope, facts):
+                found[ast_position(literal, lines)] = kind
+    return found
+
+
+def _own_nodes(scope: ast.AST):
+    """The nodes of ``scope`` outside the functions and classes defined in it."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _in_scope(scope: ast.AST, facts: ModuleFacts) -> List[Tuple[ast.expr, Kind]]:
+    literals: Dict[str, Optional[ast.expr]] = {}  # name -> its literal; None: other
+    reads: Dict[str, List[Optional[Kind]]] = {}
+    parents: Dict[int, ast.AST] = {}
+    if not isinstance(scope, ast.Module):  # a parameter is bound by each call
+        arguments = scope.args  # type: ignore[attr-defined]
+        for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+            literals[arg.arg] = None
+    for node in _own_nodes(scope):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, [])
+            elif node.id in literals or not _bound_to_literal(node, parents):
+                literals[node.id] = None  # bound twice, or to something else
+            else:
+                literals[node.id] = parents[id(node)].value  # type: ignore[attr-defined]
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if literals.get(node.id) is not None:
+                reads[node.id].append(_read_kind(node, parents, facts))
+    return [
+        (literal, kinds[0])
+        for name, literal in literals.items()
+        if literal is not None
+        for kinds in [reads.get(name, [])]
+        if kinds and kinds[0] is not None and len(set(kinds)) == 1
+    ]
+
+
+def _bound_to_literal(name: ast.Name, parents) -> bool:
+    assign = parents.get(id(name))
+    return (
+        isinstance(assign, ast.Assign)
+        and assign.targets == [name]
+        and _is_literal(assign.value)
+    )
+
+
+def _is_literal(value: ast.expr) -> bool:
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return _LITERAL.fullmatch(value.value) is not None
+    if isinstance(value, ast.JoinedStr) and len(value.values) == 2:
+        head = value.values[0]
+        return isinstance(head, ast.Constant) and head.value == "cuda:"
+    return False
+
+
+def _read_kind(name: ast.Name, parents, facts: ModuleFacts) -> Optional[Kind]:
+    """What the position ``name`` is read in takes: a map_location of torch.load, a
+    device of ``.to()``; None elsewhere (the literal is then left to its rules)."""
+    parent = parents.get(id(name))
+    if isinstance(parent, ast.keyword):
+        call = parents.get(id(parent))
+        if parent.arg == "map_location" and _is_load(call, facts):
+            return Kind.LOCATION
+        return None
+    if not isinstance(parent, ast.Call):
+        return None
+    if len(parent.args) >= 2 and parent.args[1] is name and _is_load(parent, facts):
+        return Kind.LOCATION
+    if parent.args and parent.args[0] is name:
+        is_to = isinstance(parent.func, ast.Attribute) and parent.func.attr == "to"
+        return Kind.OBJECT if is_to else None
+    return None
+
+
+def _is_load(call: Optional[ast.AST], facts: ModuleFacts) -> bool:
+    return isinstance(call, ast.Call) and facts.qualified_name(call) == "torch.load"

@@ -1,0 +1,37 @@
+"""What the passes must know of the whole file before they see a chunk of it: each
+scan reads the ``ast``, as a fact set in one statement decides a site in another.
+
+- the ``torch.cuda`` functions a test patches (``codemod.passes.patched``);
+- availability flags that pick CUDA-only code (``codemod.passes.cuda_flags``);
+- CUDA literals bound to a name read only as a device (``codemod.passes.device_values``).
+
+Each runs only where the text can hold what it looks for.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Sequence
+
+from codemod.passes import cuda_flags, device_values, patched
+from codemod.passes.base import FileContext
+from codemod.passes.names import ModuleFacts
+
+BOUND_LITERAL = re.compile(r"=\s*f?[\"']cuda[:\"']")  # `loc = "cuda:0"`
+
+
+def scan(
+    context: FileContext,
+    tree: ast.Module,
+    facts: ModuleFacts,
+    source: str,
+    lines: Sequence[str],
+) -> None:
+    if "patch" in source or "setattr" in source:  # tests of CUDA
+        context.patches = patched.patched_cuda(tree, facts)
+        context.patched = patched.patched_here(context.patches)
+    if BOUND_LITERAL.search(source):
+        context.device_values = device_values.followed_literals(tree, facts, lines)
+    if "is_available" in source or "device_count" in source:
+        context.kept_flags = cuda_flags.kept_flags(tree, facts, lines)
