@@ -476,8 +476,25 @@ class _Visitor(ast.NodeVisitor):
         parent = self.parents.get(id(node))
         return isinstance(parent, ast.Call) and parent.func is node
 
+    def _is_parameter(self, node: ast.Name) -> bool:
+        """``node`` names a parameter of a function it is in (which hides an import:
+        ``def check(CUDA_HOME): ...``)."""
+        parent = self.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                a = parent.args
+                names = a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+                if node.id in {arg.arg for arg in names if arg is not None}:
+                    return True
+            parent = self.parents.get(id(parent))
+        return False
+
     def visit_Name(self, node: ast.Name) -> None:
-        if self._is_outer(node) and node.id in self.imports:
+        if (
+            self._is_outer(node)
+            and node.id in self.imports
+            and not self._is_parameter(node)
+        ):
             kind = self.classify_qualname(self.imports[node.id])
             if kind:
                 self.add(node, kind)

@@ -321,3 +321,15 @@ def test_a_device_list_naming_another_accelerator_is_no_site():
         (6, "device-string"),
         (7, "device-string"),
     ]
+
+
+def test_a_parameter_hides_the_import_it_is_named_after():
+    src = """
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    def detect(CUDA_HOME, so_file):
+        return CUDA_HOME + so_file
+
+    print(CUDA_HOME)
+    """
+    assert kinds(src) == [(7, "cuda-extension")]

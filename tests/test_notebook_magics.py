@@ -95,3 +95,20 @@ def test_skipped_cell_report_can_be_suppressed(tmp_path):
     assert proc.returncode == 0 and proc.stdout == ""
     target.write_text(_notebook("%%bash\necho cuda"))
     assert run_cli(["check", "--ignore", "TP990", str(target)]).returncode == 0
+
+
+def test_a_shell_line_continued_with_backslashes_stays_as_written(tmp_path):
+    pip = "!pip install -q -U \\\n    transformers \\\n  accelerate\n"
+    target = tmp_path / "nb.ipynb"
+    target.write_text(
+        _notebook(
+            pip + "import torch\nx = torch.ones(2).cuda()",
+            "if True:\n    !echo one \\\n        two\n    y = torch.zeros(1).cuda()",
+        )
+    )
+    proc = run_cli([str(target)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    first, second = _cells(target)
+    assert first.startswith(pip) and "x = torch.ones(2).to(DEVICE())" in first
+    assert second.startswith("if True:\n    !echo one \\\n        two\n    y = torch")
+    assert "torch.zeros(1).to(DEVICE())" in second

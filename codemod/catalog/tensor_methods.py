@@ -39,4 +39,11 @@ ROWS: List[Row] = [
         kind="keyword",
         trigger="pin_memory",
     ),
+    Row(
+        ("pin_memory=True passed on",),
+        "TP204",
+        "tensor_methods",
+        kind="keyword",
+        trigger="pin_memory",
+    ),
 ]

@@ -10,6 +10,7 @@ import libcst as cst
 from codemod import catalog
 from codemod.passes.base import Pass, attribute_name
 from codemod.passes.guards import AcceleratedBranches, and_operands
+from codemod.passes.names import dotted_name
 from codemod.rules.tensor_methods import RULES
 from codemod.model.rule import Fix
 
@@ -214,7 +215,18 @@ class TensorMethods(AcceleratedBranches, Pass):
             return self._pin_call(original_node, updated_node)
         if self.callee(original_node) in PINNING_FACTORIES:
             return self._pin_keyword(original_node, updated_node)
+        self._passed_on(original_node)
         return updated_node
+
+    def _passed_on(self, call: cst.Call) -> None:
+        """``ShardedDataset(..., pin_memory=True)``: what it pins is not in view."""
+        callee = self.callee(call) or dotted_name(call.func) or ""
+        if callee.endswith("DataLoader"):
+            return
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "pin_memory":
+                if isinstance(arg.value, cst.Name) and arg.value.value == "True":
+                    self.report(arg, "TP204")
 
     def _cuda_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if self.qualified_name(original.func) and self.callee(original).startswith(

@@ -107,4 +107,37 @@ RULES = (
             ),
         ),
     ),
+    Rule(
+        "TP204",
+        "pin-memory-passed-on",
+        "`pin_memory=True` passed to a call torchport cannot see into: a DataLoader "
+        "pins for the current accelerator (torch >= 2.7) and only warns on the CPU; a "
+        "tensor factory "
+        "raises there",
+        Fix.NONE,
+        None,
+        what="Reports `pin_memory=True` given to a call that is neither a tensor "
+        "factory nor a DataLoader (a project's own dataset or loader class, a loader "
+        "picked at run time), informational.",
+        why="What it pins is decided inside that call: portable when it reaches a "
+        "DataLoader (from torch 2.7 it pins for the current accelerator), raising on "
+        "the CPU when it reaches `torch.empty(..., pin_memory=True)`.",
+        before=(
+            "import torch\n"
+            "\n"
+            "dataset = ShardedDataset(urls, batch_size=8, pin_memory=True)"
+        ),
+        after="dataset = ShardedDataset(urls, batch_size=8, pin_memory=True)  # as it is",
+        safety="No automatic fix: the flag is passed on, and what it reaches is not "
+        "in view.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "loader = torch.utils.data.DataLoader(data, pin_memory=True)"
+            ),
+            ("import torch\n" "\n" "dataset = ShardedDataset(urls, pin_memory=False)"),
+        ),
+        severity="info",
+    ),
 )

@@ -250,12 +250,20 @@ def _mask(text: str) -> Tuple[str, Dict[str, str]]:
         lines = text.split("\n")
     if lines is not None:
         token = _token(text)
+        continued: Optional[str] = None  # the indent of a magic line ending in "\\"
         for number, line in enumerate(lines):
-            if _MAGIC_LINE.match(line):
-                indent = line[: len(line) - len(line.lstrip())]
-                placeholder = f"pass  # torchport-ipython-{token}-{number}"
-                masks[placeholder] = line
-                lines[number] = indent + placeholder
+            if continued is None and not _MAGIC_LINE.match(line):
+                continue
+            # `!pip install \` goes on over the next lines, however indented.
+            indent = (
+                line[: len(line) - len(line.lstrip())]
+                if continued is None
+                else continued
+            )
+            placeholder = f"pass  # torchport-ipython-{token}-{number}"
+            masks[placeholder] = line
+            lines[number] = indent + placeholder
+            continued = indent if line.rstrip().endswith("\\") else None
         text = "\n".join(lines)
     return (text if text.endswith("\n") else text + "\n"), masks
 
