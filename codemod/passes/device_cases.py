@@ -1,4 +1,5 @@
-"""``case "cuda":`` in a ``match`` on a device string, for the device-strings pass.
+"""``case "cuda":`` in a ``match`` on a device string, and ``x in ["cuda"]``, for the
+device-strings pass.
 
 A literal pattern matches when the subject equals it, so ``case "cuda":`` is the
 test ``subject == "cuda"`` (TP104). A pattern cannot call the device binding, so the
@@ -9,6 +10,9 @@ that is a name or an attribute of one (``dev``, ``args.device``) is read again; 
 case with a guard of its own, or another pattern around the literal, is reported.
 Cases kept for CUDA (a body that is CUDA-only, another case that names another
 device) are decided with the other kept tests (``codemod.passes.kept_for_cuda``).
+
+A membership test in a list of devices is a comparison too: ``x in ["cuda"]`` is
+``x == "cuda"``; a list naming another accelerator as well is left as it stands.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Dict
 
 import libcst as cst
 
-from codemod.passes.device_positions import Kind
+from codemod.passes.device_positions import OTHER_DEVICES, Kind, device_literal
 from codemod.passes.names import dotted_name
 
 LEFT = (
@@ -82,3 +86,27 @@ class DeviceCases:
             whitespace_before_if=space,
             whitespace_after_if=space,
         )
+
+    def _visit_device_list(self, node: cst.Comparison, target) -> None:
+        """``x in ["cuda"]`` is ``x == "cuda"`` (``not in``: ``!=``); a list that
+        names another accelerator too (``x not in ["cuda", "xpu"]``) says which
+        devices get the code, is false on any other, and is portable as it stands."""
+        values = [e.value for e in target.comparator.elements]
+        names = [
+            device_literal(v) or getattr(v, "evaluated_value", None) for v in values
+        ]
+        if "cuda" not in names or self._is_cuda_only_test((node.left,)):
+            return
+        literal = values[names.index("cuda")]
+        if OTHER_DEVICES.intersection(names):
+            self.kinds[literal] = (Kind.IGNORE, "")
+            return
+        if len(values) != 1:  # ["cpu", "cuda"]: reported, what it allows is unclear
+            return
+        self.kinds[literal] = (Kind.IGNORE, "")  # type: ignore[attr-defined]
+        self.kinds[node] = (Kind.STRING, "TP104")  # type: ignore[attr-defined]
+        self.membership[node] = (
+            cst.Equal if isinstance(target.operator, cst.In) else cst.NotEqual
+        )
+        if isinstance(target.operator, cst.In) and self.would_apply(node, "TP104"):
+            self.context.accelerator_tests.add(node)

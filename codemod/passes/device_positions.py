@@ -16,6 +16,10 @@ from typing import Dict, Optional, Pattern, Tuple, Union
 
 import libcst as cst
 
+# Device types of other backends, as strings and as tensor attributes.
+OTHER_DEVICES = frozenset(
+    {"mps", "xpu", "tpu", "npu", "hpu", "xla", "mtia", "musa", "privateuseone"}
+)
 _DEVICE_LITERAL = re.compile(r"cuda(:\d+)?")
 # "cuda:{}".format(i), "cuda:%d" % i: a device string built from a template.
 DEVICE_TEMPLATE = re.compile(r"cuda:(\{[^{}]*\}|%[dis])")
@@ -106,6 +110,24 @@ def location_index(node: Literal) -> Optional[cst.BaseExpression]:
 
 def is_cpu_literal(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+
+
+def device_list(node: cst.CSTNode) -> Optional[list]:
+    """The "cuda" literals of a list of device strings (``["cpu", "cuda"]``, or
+    lists added up: ``["cpu"] + ["cuda"]``); None for anything else."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left, right = device_list(node.left), device_list(node.right)
+        return None if left is None or right is None else left + right
+    if not isinstance(node, (cst.List, cst.Tuple)):
+        return None
+    found = []
+    for element in node.elements:
+        value = element.value
+        if device_literal(value) == "cuda":
+            found.append(value)
+        elif not is_cpu_literal(value):
+            return None
+    return found
 
 
 def is_index_name(node: cst.CSTNode) -> bool:

@@ -27,6 +27,7 @@ from codemod.passes.device_positions import (
     Kind,
     Literal,
     MESSAGE_CALLS,
+    device_list,
     device_literal,
     is_cpu_literal,
     is_index_name,
@@ -49,7 +50,6 @@ from codemod.passes.guards import (
     is_binding_type,
     without_guards,
 )
-from codemod.passes.kept_for_cuda import OTHER_DEVICES
 from codemod.rules.device_strings import RULES
 
 INDEX = "an int device index means that CUDA device (and raises without one)"
@@ -197,10 +197,13 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
         ):
             self.collapse.add(node)
             self.kinds[node.body] = (Kind.IGNORE, "")
-            self.context.claim(
-                node.test
-            )  # becomes the binding: no other pass rewrites it
+            self.context.claim(node.test)  # the binding: no other pass rewrites it
             return
+        if self._is_availability(node.test) and device_list(node.orelse) == []:
+            # `["cpu"] + ["cuda"] if torch.cuda.is_available() else []`: the devices
+            # there are, which the accelerator's check and type say for every one.
+            for literal in device_list(node.body) or ():
+                self.kinds[literal] = (Kind.STRING, "TP103")
         kind, code = self.kinds.get(node, (Kind.STRING, "TP103"))
         if kind is Kind.IGNORE:
             return
@@ -244,30 +247,6 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
                     ) and self.would_apply(node, "TP104"):
                         self.context.accelerator_tests.add(node)
                 return
-
-    def _visit_device_list(self, node: cst.Comparison, target) -> None:
-        """``x in ["cuda"]`` is ``x == "cuda"`` (``not in``: ``!=``); a list that
-        names another accelerator too (``x not in ["cuda", "xpu"]``) says which
-        devices get the code, is false on any other, and is portable as it stands."""
-        values = [e.value for e in target.comparator.elements]
-        names = [
-            device_literal(v) or getattr(v, "evaluated_value", None) for v in values
-        ]
-        if "cuda" not in names or self._is_cuda_only_test((node.left,)):
-            return
-        literal = values[names.index("cuda")]
-        if OTHER_DEVICES.intersection(names):
-            self.kinds[literal] = (Kind.IGNORE, "")
-            return
-        if len(values) != 1:  # ["cpu", "cuda"]: reported, what it allows is unclear
-            return
-        self.kinds[literal] = (Kind.IGNORE, "")
-        self.kinds[node] = (Kind.STRING, "TP104")
-        self.membership[node] = (
-            cst.Equal if isinstance(target.operator, cst.In) else cst.NotEqual
-        )
-        if isinstance(target.operator, cst.In) and self.would_apply(node, "TP104"):
-            self.context.accelerator_tests.add(node)
 
     def _is_cuda_only_test(self, sides) -> bool:
         """``DEVICE().type == "cuda"`` of the binding: the guard of code kept for CUDA

@@ -13,7 +13,7 @@ from typing import List
 
 import libcst as cst
 
-from codemod.passes.kept_for_cuda import OTHER_DEVICES
+from codemod.passes.device_positions import OTHER_DEVICES
 
 DEVICE_TYPES = OTHER_DEVICES | {"cpu", "meta"}
 

@@ -30,6 +30,7 @@ from codemod import catalog
 from codemod.catalog import under
 from codemod.passes.base import FileContext, walk
 from codemod.passes.device_cases import cuda_literal
+from codemod.passes.device_positions import OTHER_DEVICES, device_list
 from codemod.passes.cuda_only_code import CUDA_NAMED, calls_cuda_named, cuda_only_code
 from codemod.passes.guards import (
     QualifiedName,
@@ -39,10 +40,6 @@ from codemod.passes.guards import (
 )
 from codemod.passes.names import dotted_name
 
-# Device types of other backends, as strings and as tensor attributes.
-OTHER_DEVICES = frozenset(
-    {"mps", "xpu", "tpu", "npu", "hpu", "xla", "mtia", "musa", "privateuseone"}
-)
 OTHER_MODULES = tuple(
     f"torch.{m}" for m in ("backends.mps", "mps", "xpu", "npu", "tpu", "hpu", "mtia")
 ) + ("torch_xla", "torch_npu")
@@ -141,6 +138,21 @@ def _device_count_loop(node: cst.For, qualified_name) -> List[cst.Call]:
     ]
 
 
+def _device_list(node: cst.For, qualified_name) -> List[cst.CSTNode]:
+    """``for d in ["cpu"] + ["cuda"] if torch.cuda.is_available() else []``: the
+    check and the "cuda" of the list, which go together."""
+    found: List[cst.CSTNode] = []
+    for test in walk(node.iter):
+        if (
+            isinstance(test, cst.IfExp)
+            and isinstance(test.test, cst.Call)
+            and qualified_name(test.test.func) == "torch.cuda.is_available"
+            and device_list(test.orelse) == []
+        ):
+            found += [test.test, *(device_list(test.body) or ())]
+    return found
+
+
 def kept_tests(
     node: cst.CSTNode, qualified_name: QualifiedName, kept: Dict[str, Set[str]]
 ) -> Dict[cst.CSTNode, str]:
@@ -173,7 +185,8 @@ def kept_tests(
         return _kept_cases(node, qualified_name)
     elif isinstance(node, cst.For):
         if _needs_cuda((node.body,), qualified_name):
-            return dict.fromkeys(_device_count_loop(node, qualified_name), DEVICE_LOOP)
+            loop = _device_count_loop(node, qualified_name)
+            return dict.fromkeys(loop + _device_list(node, qualified_name), DEVICE_LOOP)
     elif isinstance(node, cst.Return) and node.value is not None:
         return dict.fromkeys(_returned_tests(node.value), ESCAPES)
     elif isinstance(node, cst.FunctionDef) and _parametrized_with_cuda(node):
