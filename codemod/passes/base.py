@@ -90,6 +90,7 @@ class FileContext:
         self.facts = facts or ModuleFacts()
         self.diagnostics: List[Diagnostic] = []
         self.noqa = noqa_lines(source)
+        self.source = source  # the whole file
         # Where the chunk being rewritten sits in the file (see codemod.rewrite.chunks).
         self.line_offset = 0
         self.col_offset = 0

@@ -14,7 +14,7 @@ advice.
 The modules: ``dispatch`` (the pass: what it visits, and each site sent to its row's
 rewrite), ``shapes`` (the rewrites, registered by name), ``availability`` (whether an
 ``is_available()`` test is widened or kept), ``bindings`` (which receivers are CUDA
-events and streams), ``cpu_guard`` (the guard emitted around a call) and ``tables``
+events and streams) with ``containers`` (lists and tuples of them), ``cpu_guard`` (the guard emitted around a call) and ``tables``
 (the catalogue as the pass reads it).
 
 Every choice was checked on CPU PyTorch 2.13 and on the simulated accelerator

@@ -40,6 +40,8 @@ from codemod.rules.runtime import RULES
 # Every row of the pass names a rewrite that exists: checked once, here.
 for _row in (*catalog.rows_of(OWNER), UNKNOWN):
     shape_of(_row.rewrite)
+# Words of a module that makes CUDA streams (`uses_events` tells of events).
+OBJECT_MAKERS = {"Stream", "current_stream", "default_stream"}
 # An index passed as a device (`device=torch.cuda.current_device()`) is rewritten so,
 # whatever its row's usual rewrite.
 INDEX_AS_DEVICE = shape_of("index_as_device")
@@ -56,7 +58,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
     # result (`current_stream().synchronize()`, or the emitted
     # `torch.accelerator.synchronize()`: a second run must chunk as the first).
     CONTEXT = re.compile(
-        r"elapsed_time|record_stream"
+        r"elapsed_time|record_stream|\.record\("
         r"|(?<!cuda)(?<!accelerator)(?<!\))\.(?:synchronize|query)\("
         r"|cuda\.device\(|(?:cuda|cpu)\.stream\("
     )
@@ -73,7 +75,9 @@ class CudaRuntime(AcceleratedBranches, Pass):
         self.guarded: Set[cst.CSTNode] = set()
         self.guard = CpuGuard(self)  # the guards emitted
         # CUDA events and streams known by their binding (see CudaObjects).
-        self.objects = CudaObjects(self.qualified_name, context.facts.bound)
+        self.objects = CudaObjects(
+            self.qualified_name, context.facts.bound, context.source
+        )
         self.availability = AvailabilityTests(self)
         self.renamed: Dict[cst.CSTNode, Row] = {}  # names replaced by another name
         # Calls whose int result is passed as a device: `current_device()`,
@@ -89,6 +93,8 @@ class CudaRuntime(AcceleratedBranches, Pass):
         self.with_items: Set[cst.CSTNode] = set()
         words = context.facts.identifiers
         self.uses_events = "Event" in words and "cuda" in words
+        # Comprehension targets are followed only where an event or stream is made.
+        self.makes_objects = self.uses_events or bool(words & OBJECT_MAKERS)
 
     def row(self, name: str) -> Optional[Row]:
         """The table's row for a torch.cuda name; None when another pass owns it."""
@@ -211,7 +217,10 @@ class CudaRuntime(AcceleratedBranches, Pass):
     def visit_Module(self, node: cst.Module) -> None:
         self.availability.note_exits(node)
         self.repeated_seeds |= repeated_seeds(node.body, self.qualified_name)
-        self.objects.enter_chunk(node, top_level=self.context.col_offset == 0)
+        at = self.context
+        self.objects.enter_chunk(
+            node, at.col_offset == 0, at.line_offset, at.chunk_text
+        )
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.availability.note_exits(node)
@@ -233,6 +242,13 @@ class CudaRuntime(AcceleratedBranches, Pass):
     def leave_ClassDef(self, original_node, updated_node):
         self.objects.leave_scope()
         return updated_node
+
+    def _comprehension(self, node) -> None:
+        if self.makes_objects:  # `for s in starts` in it binds `s` to an event
+            self.objects.enter_comprehension(node)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = _comprehension
+    visit_GeneratorExp = _comprehension
 
     # -- rewriting, bottom-up -------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):

@@ -267,7 +267,9 @@ RULES = (
         ACCELERATOR_TORCH,
         what="`start.elapsed_time(end)` on an event known by its binding (made by "
         "`torch.cuda.Event(...)` in the same function or module, an attribute always "
-        "set so, or an element of a list of them) becomes "
+        "set so, or an element of a list or tuple of them that the function or "
+        "module keeps to itself: `starts[i]`, `for s, e in zip(starts, ends)`, a "
+        "comprehension over them, a list filled by `.append`) becomes "
         '`(start.elapsed_time(end) if DEVICE().type != "cpu" else float("nan"))`. '
         "Other receivers are left alone (a host timer of the program's own), and "
         "reported where the module makes CUDA events and defines no `elapsed_time`.",
