@@ -4,7 +4,8 @@ only as ``torch.load(path, map_location=loc)``.
 The device-strings pass types a literal by its position; a variable whose name does
 not say "device" hides it. Where a function (or the module) binds such a name once,
 to a CUDA device literal, and reads it only in device positions of one kind, the
-literal takes that kind: here a ``map_location``, which must not become "cpu:0".
+literal is typed by them: a ``map_location`` must not become "cpu:0"; read by
+``.to()`` it stays a string, as written.
 
 Read from the ``ast`` before the passes run: the reads come after the binding, in
 statements a chunk need not hold.
