@@ -25,6 +25,12 @@ PINNING_FACTORIES = {
 }
 
 
+INDEX_ARGUMENT = "`.cuda(i)` with a variable index: assumed to be an int"
+DEVICE_ARGUMENT = (
+    "`.cuda(x.device)`: assumed to be a device, not None (which `.cuda()` takes as "
+    "the current device and `.to()` as no move)"
+)
+
 # Types with `.is_cuda` but no `.device` (torch.nn.utils.rnn): a module that uses
 # them may read `.is_cuda` of one.
 NO_DEVICE_TYPES = ("PackedSequence", "pack_padded_sequence", "pack_sequence")
@@ -251,18 +257,19 @@ class TensorMethods(AcceleratedBranches, Pass):
             self.report(original, "TP201")
             return updated
         literal = not index or _is_index(index[0].value)
-        message = (
-            ""
-            if literal
-            else ("`.cuda(i)` with a variable index: assumed to be an int")
-        )
+        # `.cuda(x.device)`: a device, which `.to()` takes as it is (but for None).
+        value = index[0].value if index else None
+        device = isinstance(value, cst.Attribute) and value.attr.value == "device"
+        message = "" if literal else (DEVICE_ARGUMENT if device else INDEX_ARGUMENT)
         if not self.record_and_decide(
             original, "TP201", message, None if literal else Fix.UNSAFE
         ):
             return updated
         storage = self._is_storage(updated.func.value)  # type: ignore[attr-defined]
         # A storage's .cuda(0) goes to the current device (torch/storage.py).
-        if index and not (storage and _is_zero(index[0].value)):
+        if device:
+            target = index[0].value
+        elif index and not (storage and _is_zero(index[0].value)):
             target = self.expr(
                 "{torch}.device({device}.type, {index})", index=index[0].value
             )

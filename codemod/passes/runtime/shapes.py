@@ -211,6 +211,10 @@ def name(runtime, original, updated, row: Row, short: str):
     return updated.with_changes(func=runtime.expr(row.portable))
 
 
+INDEX_ASSUMED = "the device is assumed to be an int index"
+DEVICE_GIVEN = "`x.device` is assumed to be a torch.device: its `.index` is taken"
+
+
 @shape("device_index")
 def device_index(runtime, original, updated, row: Row, short: str):
     """``with torch.cuda.device(i):``: ``device_index(i)`` on an accelerator,
@@ -220,11 +224,15 @@ def device_index(runtime, original, updated, row: Row, short: str):
         runtime.report(original, row.code)
         return updated
     literal = is_name(value, "None") or runtime.objects.kind(value) == INT
-    message = "" if literal else "the device is assumed to be an int index"
+    # `torch.cuda.device(x.device)`: a torch.device, whose index is the int one
+    device = isinstance(value, cst.Attribute) and value.attr.value == "device"
+    message = "" if literal else DEVICE_GIVEN if device else INDEX_ASSUMED
     fix = None if literal else Fix.UNSAFE
     if not runtime.applied(original, row.code, message, fix, row.min_torch):
         return updated
     index = _device_index_arg(updated)
+    if device and not literal:
+        index = cst.Attribute(index, cst.Name("index"))  # type: ignore[arg-type]
     accelerated = runtime.in_accelerated_branch()  # the guard is true there
     if not is_name(index, "None") and not accelerated:  # type: ignore[arg-type]
         index = runtime.expr("{index} if " + guard_test() + " else None", index=index)
