@@ -129,6 +129,8 @@ class TensorMethods(AcceleratedBranches, Pass):
             self.storages.add(value.params.params[0].name.value)
 
     def _is_storage(self, receiver: cst.BaseExpression) -> bool:
+        if isinstance(receiver, cst.Call):  # `t.untyped_storage().cuda()`
+            receiver = receiver.func
         name = receiver.attr if isinstance(receiver, cst.Attribute) else receiver
         return isinstance(name, cst.Name) and (
             name.value in self.storages or "storage" in name.value.lower()
