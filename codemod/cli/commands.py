@@ -33,6 +33,7 @@ from codemod.config.hierarchy import Configurations
 from codemod.config.pyproject import ConfigError
 from codemod.model.text import printable_path
 from codemod.output.findings import plural, visible
+from codemod.run import patch_targets
 from codemod.run.job import CHECK, DIFF, WRITE, FileResult, Job
 from codemod.run.pool import run
 from codemod.run.prefilter import needs_parsing
@@ -232,10 +233,12 @@ def _run_groups(files, groups, mode, jobs, quiet) -> List[FileResult]:
     """Every file processed with the settings of its configuration; the results
     in the order of ``files``."""
     results: List[Optional[FileResult]] = [None] * len(files)
+    patched = patch_targets.patched_modules(files)  # by tests in other files
     progress = _progress(len(files), quiet)
     with progress as bar:
         for settings, indices in groups:
             job = Job(mode, settings.options, settings.format, settings.per_file)
+            job = replace(job, patched=patched)
             done = run([files[i] for i in indices], job, jobs, progress=bar)
             for index, result in zip(indices, done):
                 results[index] = result

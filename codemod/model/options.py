@@ -6,7 +6,7 @@ Kept free of libcst so that the command line starts fast when no file needs pars
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Tuple
 
 from codemod.model.rule import Selection, TorchVersion
 
@@ -26,3 +26,6 @@ class Options:
     # The project's line length ([tool.black]), also for what torchport lays out
     # itself when black does not run (the device binding).
     line_length: int = 88
+    # (torch.cuda name, "test.py:12"): a test in another file patches the name
+    # through this module's view of torch.cuda (`mock.patch("pkg.m.torch.cuda.X")`).
+    patched_elsewhere: Tuple[Tuple[str, str], ...] = ()

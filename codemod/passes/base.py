@@ -27,16 +27,13 @@ from codemod.model.noqa import noqa_lines
 from codemod.model.diagnostic import Diagnostic
 from codemod.passes.imported import head_name
 from codemod.passes.names import ModuleFacts
+from codemod.passes.patched import patch_reason
 
 from codemod.model.options import Options
 from codemod.rules import REGISTRY
 from codemod.model.applicability import decide
 from codemod.model.rule import Fix, Rule, TorchVersion
 
-PATCHED = (
-    ": kept, as a test in this file patches it (mock.patch, monkeypatch.setattr), "
-    "which the ported call would no longer reach"
-)
 EARLY_READ = (
     "; the fix would ask for the accelerator here, where the original did not ask"
     " for CUDA (at import time, or before a fork or a CUDA_VISIBLE_DEVICES write)"
@@ -116,6 +113,7 @@ class FileContext:
         # (line, column) -> target, and the names whose calls stay as written.
         self.patches: Dict[Tuple[int, int], str] = {}
         self.patched: Set[str] = set()
+        self.patched_elsewhere: Dict[str, str] = {}  # by a test in another file: where
         # Availability calls setting a flag that picks CUDA-only code
         # (codemod.passes.cuda_flags): (line, column) -> why they stay.
         self.kept_flags: Dict[Tuple[int, int], str] = {}
@@ -319,21 +317,18 @@ class Pass(cst.CSTTransformer):
         """Why the site is reported rather than fixed, whatever its rule: a test of
         this file patches what it calls, or it is a CUDA test widening would turn
         into CUDA's code run elsewhere (``kept_for_cuda``); None otherwise."""
-        patched = bool(self.context.patched) and self._calls_patched(node)
-        kept = self.context.kept_for_cuda.get(node)
-        if kept is None and self.context.kept_flags and isinstance(node, cst.Call):
-            kept = self.context.kept_flags.get(self.position(node))
+        context = self.context
+        patched = ""
+        if context.patched or context.patched_elsewhere:  # what the site calls
+            calls = [n for n in walk(node) if isinstance(n, cst.Call)]
+            names = {self.qualified_name(n) for n in [node, *calls]}
+            patched = patch_reason(names, context.patched, context.patched_elsewhere)
+        kept = context.kept_for_cuda.get(node)
+        if kept is None and context.kept_flags and isinstance(node, cst.Call):
+            kept = context.kept_flags.get(self.position(node))
         if not patched and kept is None:
             return None
-        return (PATCHED if patched else "") + (kept or "")
-
-    def _calls_patched(self, node: cst.CSTNode) -> bool:
-        """Whether the site is, or holds, a name a test of this file patches."""
-        patched = self.context.patched
-        return self.qualified_name(node) in patched or any(
-            isinstance(n, cst.Call) and self.qualified_name(n) in patched
-            for n in walk(node)
-        )
+        return patched + (kept or "")
 
     def would_apply(
         self, node: cst.CSTNode, code: str, min_torch: Optional[TorchVersion] = None

@@ -112,8 +112,9 @@ def _patch_message(target: str) -> str:
             "they are, so that the patch still reaches them"
         )
     return (
-        f"a test patches `{target}`, {module}'s view of torch.cuda: once {module} is "
-        "ported its calls no longer reach the patch; patch what the ported code calls"
+        f"a test patches `{target}`, {module}'s view of torch.cuda: where {module} "
+        "is in the same run, torchport leaves its calls of it as they are, so that "
+        "the patch still reaches them; ported apart, they would not"
     )
 
 

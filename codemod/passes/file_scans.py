@@ -1,7 +1,8 @@
 """What the passes must know of the whole file before they see a chunk of it: each
 scan reads the ``ast``, as a fact set in one statement decides a site in another.
 
-- the ``torch.cuda`` functions a test patches (``codemod.passes.patched``);
+- the ``torch.cuda`` functions a test patches (``codemod.passes.patched``), here
+  or, through this module's view of ``torch.cuda``, in another file of the run;
 - availability flags that pick CUDA-only code (``codemod.passes.cuda_flags``);
 - CUDA literals bound to a name read only as a device (``codemod.passes.device_values``).
 
@@ -31,6 +32,8 @@ def scan(
     if "patch" in source or "setattr" in source:  # tests of CUDA
         context.patches = patched.patched_cuda(tree, facts)
         context.patched = patched.patched_here(context.patches)
+    for name, where in context.options.patched_elsewhere:  # by tests in other files
+        context.patched_elsewhere.setdefault(name, where)
     if BOUND_LITERAL.search(source):
         context.device_values = device_values.followed_literals(tree, facts, lines)
     if "is_available" in source or "device_count" in source:

@@ -16,7 +16,7 @@ Read from the ``ast`` before the passes run, once per file that mentions both.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, Mapping, Optional, Set, Tuple
 
 from codemod.passes.names import ModuleFacts, dotted_name
 
@@ -65,3 +65,25 @@ def patched_cuda(tree: ast.Module, facts: ModuleFacts) -> Dict[Tuple[int, int], 
 def patched_here(patches: Dict[Tuple[int, int], str]) -> Set[str]:
     """The ``torch.cuda`` names this module's own calls reach (not another's view)."""
     return {t for t in patches.values() if t.startswith(CUDA + ".")}
+
+
+PATCHED = (
+    ": kept, as a test in this file patches it (mock.patch, monkeypatch.setattr), "
+    "which the ported call would no longer reach"
+)
+PATCHED_ELSEWHERE = (
+    ": kept, as a test ({where}) patches it through this module's view of "
+    "torch.cuda, which the ported call would no longer reach"
+)
+
+
+def patch_reason(
+    called: Set[Optional[str]], here: Set[str], elsewhere: Mapping[str, str]
+) -> str:
+    """Why a site that calls ``called`` stays as written for a patch ("" if no
+    test patches any of them): one in this file, or one in another file."""
+    if called & here:
+        return PATCHED
+    for name in sorted(n for n in called if n in elsewhere):  # type: ignore
+        return PATCHED_ELSEWHERE.format(where=elsewhere[name])
+    return ""

@@ -44,3 +44,5 @@ class Job:
     options: "object"
     format: bool = True
     per_file: "object" = None  # path -> Options (config.PerFileOptions), or None
+    # file path -> what tests elsewhere patch in it (codemod.run.patch_targets)
+    patched: "object" = None

@@ -185,6 +185,9 @@ def process_file(path: Path, job: Job) -> FileResult:
 def _process_file(path: Path, display: str, job: Job) -> FileResult:
     if job.per_file is not None:
         job = replace(job, options=job.per_file(path))
+    if job.patched and str(path) in job.patched:
+        options = replace(job.options, patched_elsewhere=job.patched[str(path)])
+        job = replace(job, options=options)
     try:
         folder = Folder(path)  # pinned from read to rename: no link on the way
     except (OSError, LinkOnTheWay) as error:
