@@ -112,3 +112,18 @@ def test_a_shell_line_continued_with_backslashes_stays_as_written(tmp_path):
     assert first.startswith(pip) and "x = torch.ones(2).to(DEVICE())" in first
     assert second.startswith("if True:\n    !echo one \\\n        two\n    y = torch")
     assert "torch.zeros(1).to(DEVICE())" in second
+
+
+def test_a_cell_written_with_crlf_gets_crlf_on_the_lines_torchport_writes(tmp_path):
+    target = tmp_path / "nb.ipynb"
+    target.write_text(
+        _notebook(
+            "import torch\r\nx = torch.ones(2).cuda()\r\ny = 1\r\n",
+            "z = torch.zeros(1).cuda()\n",
+        )
+    )
+    assert run_cli([str(target)], cwd=tmp_path).returncode == 0
+    crlf, lf = _cells(target)
+    assert crlf.count("\n") == crlf.count("\r\n") > 3 and "to(DEVICE())" in crlf
+    assert "\r" not in lf and "to(DEVICE())" in lf
+    assert run_cli(["check", str(target)], cwd=tmp_path).returncode == 0

@@ -51,6 +51,8 @@ _MAGIC_LINE = re.compile(
 )
 
 
+_BARE_NEWLINE = re.compile(r"(?<!\r)\n")  # in a cell whose every line ends "\r\n"
+
 # Cell magics whose body is Python that IPython runs: the body is rewritten.
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
 
@@ -329,7 +331,10 @@ def _split(code: str, token: str, cells: List[_Cell]) -> List[str]:
                 new = "\n".join([first, *lines])
         # The cell ends as it did: with its own run of newlines, or none.
         ending = cell.text[len(cell.text.rstrip("\n")) :]
-        out.append(new.rstrip("\n") + ending)
+        new = new.rstrip("\n") + ending
+        if "\n" in cell.text and cell.text.count("\n") == cell.text.count("\r\n"):
+            new = _BARE_NEWLINE.sub("\r\n", new)  # the lines torchport wrote, too
+        out.append(new)
     return out
 
 
