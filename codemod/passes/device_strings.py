@@ -158,9 +158,7 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
     def visit_Assign(self, node: cst.Assign) -> None:
         if self.context.device_values and device_literal(node.value):
             kind = self.context.device_values.get(self.position(node.value))
-            if kind is not None:  # read only as a device: a string stays a string,
-                # but one read as a map_location must not become "cpu:0"
-                kind = Kind.LOCATION if kind is Kind.LOCATION else Kind.STRING
+            if kind is not None:  # read only as a device (codemod.passes.device_values)
                 self.mark(node.value, kind, "TP102")
         if any(mentions_device(target_name(t.target)) for t in node.targets):
             self.mark(node.value, Kind.STRING, "TP105")

@@ -96,8 +96,8 @@ def _is_literal(value: ast.expr) -> bool:
 
 
 def _read_kind(name: ast.Name, parents, facts: ModuleFacts) -> Optional[Kind]:
-    """What the position ``name`` is read in takes: a map_location of torch.load, a
-    device of ``.to()``; None elsewhere (the literal is then left to its rules)."""
+    """What the literal read as ``name`` becomes there: a map_location of
+    torch.load, or a string for ``.to()``; None elsewhere (left to its rules)."""
     parent = parents.get(id(name))
     if isinstance(parent, ast.keyword):
         call = parents.get(id(parent))
@@ -110,7 +110,7 @@ def _read_kind(name: ast.Name, parents, facts: ModuleFacts) -> Optional[Kind]:
         return Kind.LOCATION
     if parent.args and parent.args[0] is name:
         is_to = isinstance(parent.func, ast.Attribute) and parent.func.attr == "to"
-        return Kind.OBJECT if is_to else None
+        return Kind.STRING if is_to else None  # a string stays one, as written
     return None
 
 
