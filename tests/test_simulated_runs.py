@@ -88,6 +88,12 @@ FAILS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
         "RuntimeError: No backend type associated with device type tpsim",
     ),
 }
+OPTIMIZER_FIRST = (
+    "the optimizer is made before the model moves (TP205, reported): on a"
+    " PrivateUse1 backend Module.to makes new Parameters (c10 lists only CPU, CUDA,"
+    " MPS, HIP, XPU, HPU and MTIA as dense backends whose tensors it may swap in"
+    " place), so the optimizer steps the host ones and the model never trains"
+)
 # case -> (idiom at fault, the first tpsim line that differs)
 DIFFERS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     "TP313/default_tensor_type": (
@@ -95,13 +101,8 @@ DIFFERS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
         " (TP313, TP301 reported): elsewhere the model stays float16",
         "torch.float16",
     ),
-    "programs/ddp_tutorial_gpu_id": (
-        "the optimizer is built before model.to(DEVICE): on a PrivateUse1 backend"
-        " Module.to makes new Parameters (c10 lists only CPU, CUDA, MPS, HIP, XPU, HPU"
-        " and MTIA as dense backends whose tensors it may swap in place), so the"
-        " optimizer steps the host ones and the model never trains",
-        "[GPU0] epoch 0 loss 1.2388",
-    ),
+    "programs/ddp_tutorial_gpu_id": (OPTIMIZER_FIRST, "[GPU0] epoch 0 loss 1.2388"),
+    "TP205/optimizer_before_move": (OPTIMIZER_FIRST, "False"),
 }
 ON_ACCELERATOR = "prints whether there is an accelerator, or what it is or has"
 DEVICE_RNG = "draws random numbers on the device, whose generator is not the CPU's"

@@ -46,4 +46,11 @@ ROWS: List[Row] = [
         kind="keyword",
         trigger="pin_memory",
     ),
+    Row(
+        ("Module.to after an optimizer",),
+        "TP205",
+        "tensor_methods",
+        kind="method",
+        trigger="parameters",
+    ),
 ]

@@ -4,7 +4,9 @@ scan reads the ``ast``, as a fact set in one statement decides a site in another
 - the ``torch.cuda`` functions a test patches (``codemod.passes.patched``), here
   or, through this module's view of ``torch.cuda``, in another file of the run;
 - availability flags that pick CUDA-only code (``codemod.passes.cuda_flags``);
-- CUDA literals bound to a name read only as a device (``codemod.passes.device_values``).
+- CUDA literals bound to a name read only as a device (``codemod.passes.device_values``);
+- modules moved after an optimizer was made from them (``codemod.passes.moved_parameters``),
+  reported here, as no pass rewrites anything of them.
 
 Each runs only where the text can hold what it looks for.
 """
@@ -17,7 +19,10 @@ from typing import Sequence
 
 from codemod.passes import cuda_flags, device_values, patched
 from codemod.passes.base import FileContext
+from codemod.model.rule import Fix
+from codemod.passes.moved_parameters import moved_after_optimizer
 from codemod.passes.names import ModuleFacts
+from codemod.rules import REGISTRY
 
 BOUND_LITERAL = re.compile(r"=\s*f?[\"']cuda[:\"']")  # `loc = "cuda:0"`
 
@@ -38,3 +43,6 @@ def scan(
         context.device_values = device_values.followed_literals(tree, facts, lines)
     if "is_available" in source or "device_count" in source:
         context.kept_flags = cuda_flags.kept_flags(tree, facts, lines)
+    if "parameters(" in source or "optim" in source:  # reported here: no fix
+        for start, end, message in moved_after_optimizer(tree, lines):
+            context.decide(REGISTRY["TP205"], *start, message, Fix.NONE, end)

@@ -140,4 +140,48 @@ RULES = (
         ),
         severity="info",
     ),
+    Rule(
+        "TP205",
+        "parameters-replaced-by-move",
+        "a module moved or cast after an optimizer was made from its parameters: on "
+        "a backend that cannot swap them in place, the optimizer keeps the old ones",
+        Fix.NONE,
+        None,
+        what="Reports `model.to(...)`, `.cuda()`, `.cpu()`, `.half()` and the other "
+        "conversions of a module after an optimizer was made from its `parameters()` "
+        "in the same function and stepped after the conversion, and the conversion "
+        "of a module in a function that is given an optimizer with it (the "
+        "`Trainer(model, optimizer, gpu_id)` of PyTorch's DDP tutorial).",
+        why="On CUDA, the CPU, MPS and XPU, `Module.to` swaps each parameter's data "
+        "in place. On a backend whose tensors cannot be swapped into a parameter "
+        "(every PrivateUse1 backend, TorchTPU's among them; XLA) it makes new "
+        "parameters: the optimizer steps the old ones, and the model never trains.",
+        before=(
+            "import torch\n"
+            "\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "model.cuda()\n"
+            "optimizer.step()"
+        ),
+        after="model.to(DEVICE())\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)  # by hand\n"
+        "optimizer.step()",
+        safety="No automatic fix: where the optimizer is made is the program's order.",
+        valid=(
+            (
+                "import torch\n"
+                "\n"
+                "model.to(device)\n"
+                "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "optimizer.step()"
+            ),
+            (
+                "import torch\n"
+                "\n"
+                "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "optimizer.step()\n"
+                "model.to(torch.float16)  # to save it: nothing steps after"
+            ),
+        ),
+    ),
 )
