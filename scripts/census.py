@@ -493,6 +493,7 @@ class _Visitor(ast.NodeVisitor):
         if (
             self._is_outer(node)
             and node.id in self.imports
+            and not isinstance(node.ctx, ast.Store)  # `amp = False` binds, uses nothing
             and not self._is_parameter(node)
         ):
             kind = self.classify_qualname(self.imports[node.id])

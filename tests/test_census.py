@@ -333,3 +333,16 @@ def test_a_parameter_hides_the_import_it_is_named_after():
     print(CUDA_HOME)
     """
     assert kinds(src) == [(7, "cuda-extension")]
+
+
+def test_binding_a_name_an_import_bound_is_not_a_use_of_it():
+    src = """
+    from torch.cuda import amp
+
+    class Wrapper:
+        amp = False
+
+    with amp.autocast():
+        pass
+    """
+    assert kinds(src) == [(7, "torch.cuda")]
