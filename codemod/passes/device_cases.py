@@ -103,8 +103,8 @@ class DeviceCases:
             return
         if len(values) != 1:  # ["cpu", "cuda"]: reported, what it allows is unclear
             return
-        self.kinds[literal] = (Kind.IGNORE, "")  # type: ignore[attr-defined]
-        self.kinds[node] = (Kind.STRING, "TP104")  # type: ignore[attr-defined]
+        self.kinds[literal] = (Kind.IGNORE, "")
+        self.kinds[node] = (Kind.STRING, "TP104")
         self.membership[node] = (
             cst.Equal if isinstance(target.operator, cst.In) else cst.NotEqual
         )

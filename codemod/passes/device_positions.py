@@ -130,6 +130,18 @@ def device_list(node: cst.CSTNode) -> Optional[list]:
     return found
 
 
+def gated_device_list(node: cst.CSTNode, qualified_name) -> Optional[list]:
+    """The "cuda" literals of ``["cpu"] + ["cuda"] if torch.cuda.is_available() else
+    []`` (the devices there are, CUDA among them where it is); None otherwise."""
+    if not (isinstance(node, cst.IfExp) and isinstance(node.test, cst.Call)):
+        return None
+    if qualified_name(node.test.func) != "torch.cuda.is_available":
+        return None
+    if device_list(node.orelse) != []:
+        return None
+    return device_list(node.body)
+
+
 def is_index_name(node: cst.CSTNode) -> bool:
     """``rank``, ``gpu_id``, ``self.gpu_id``, ``args.local_rank``."""
     if isinstance(node, cst.Attribute):

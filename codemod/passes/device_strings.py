@@ -27,8 +27,8 @@ from codemod.passes.device_positions import (
     Kind,
     Literal,
     MESSAGE_CALLS,
-    device_list,
     device_literal,
+    gated_device_list,
     is_cpu_literal,
     is_index_name,
     CURRENT_DEVICE,
@@ -199,11 +199,10 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
             self.kinds[node.body] = (Kind.IGNORE, "")
             self.context.claim(node.test)  # the binding: no other pass rewrites it
             return
-        if self._is_availability(node.test) and device_list(node.orelse) == []:
-            # `["cpu"] + ["cuda"] if torch.cuda.is_available() else []`: the devices
-            # there are, which the accelerator's check and type say for every one.
-            for literal in device_list(node.body) or ():
-                self.kinds[literal] = (Kind.STRING, "TP103")
+        # `["cpu"] + ["cuda"] if torch.cuda.is_available() else []`: the devices
+        # there are, which the accelerator's check and type say for every one.
+        for literal in gated_device_list(node, self.qualified_name) or ():
+            self.kinds[literal] = (Kind.STRING, "TP103")
         kind, code = self.kinds.get(node, (Kind.STRING, "TP103"))
         if kind is Kind.IGNORE:
             return

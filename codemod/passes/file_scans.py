@@ -21,19 +21,13 @@ from codemod.passes import cuda_flags, device_values, patched
 from codemod.passes.base import FileContext
 from codemod.model.rule import Fix
 from codemod.passes.moved_parameters import moved_after_optimizer
-from codemod.passes.names import ModuleFacts
 from codemod.rules import REGISTRY
 
 BOUND_LITERAL = re.compile(r"=\s*f?[\"']cuda[:\"']")  # `loc = "cuda:0"`
 
 
-def scan(
-    context: FileContext,
-    tree: ast.Module,
-    facts: ModuleFacts,
-    source: str,
-    lines: Sequence[str],
-) -> None:
+def scan(context: FileContext, tree: ast.Module, lines: Sequence[str]) -> None:
+    source, facts = context.source, context.facts
     if "patch" in source or "setattr" in source:  # tests of CUDA
         context.patches = patched.patched_cuda(tree, facts)
         context.patched = patched.patched_here(context.patches)

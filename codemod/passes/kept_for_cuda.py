@@ -30,7 +30,7 @@ from codemod import catalog
 from codemod.catalog import under
 from codemod.passes.base import FileContext, walk
 from codemod.passes.device_cases import cuda_literal
-from codemod.passes.device_positions import OTHER_DEVICES, device_list
+from codemod.passes.device_positions import OTHER_DEVICES, gated_device_list
 from codemod.passes.cuda_only_code import CUDA_NAMED, calls_cuda_named, cuda_only_code
 from codemod.passes.guards import (
     QualifiedName,
@@ -143,13 +143,9 @@ def _device_list(node: cst.For, qualified_name) -> List[cst.CSTNode]:
     check and the "cuda" of the list, which go together."""
     found: List[cst.CSTNode] = []
     for test in walk(node.iter):
-        if (
-            isinstance(test, cst.IfExp)
-            and isinstance(test.test, cst.Call)
-            and qualified_name(test.test.func) == "torch.cuda.is_available"
-            and device_list(test.orelse) == []
-        ):
-            found += [test.test, *(device_list(test.body) or ())]
+        literals = gated_device_list(test, qualified_name)
+        if literals:
+            found += [test.test, *literals]  # type: ignore[attr-defined]
     return found
 
 

@@ -204,7 +204,7 @@ def visit_chunks(located: Located, options: Options, format_mode, reuse: bool) -
     context = FileContext(options, located.source, located.facts)
     context.indent_unit = chunks.indent_unit(located.tree, located.lines)
     plan.plan_binding(located.tree, located.facts, context, reuse)
-    file_scans.scan(context, located.tree, located.facts, located.source, located.lines)
+    file_scans.scan(context, located.tree, located.lines)
     instances = [p(context) for p in located.passes]
     visit = Visit(context)
     undecided = reuse and order.reuses_user_variable(context)
