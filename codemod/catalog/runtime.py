@@ -93,6 +93,8 @@ PARAMS: Dict[str, Tuple[Param, ...]] = {
     "torch.cuda.set_device": _DEVICE,
     "torch.cuda.synchronize": _DEVICE,
     "torch.cuda.device": (Param("device", positional_only=True, index_only=True),),
+    # the shape writes the index itself, from the object's device
+    "torch.cuda.device_of": (Param("obj", positional_only=True),),
     "torch.cuda.set_stream": (Param("stream"),),
     "torch.cuda.current_stream": _DEVICE,
     "torch.cuda.Stream": (Param("device"), Param("priority", keyword_only=True)),
@@ -144,6 +146,13 @@ ROWS: List[Row] = [
         "TP303",
         _ACC + "device_index",
         rewrite="device_index",
+        min_torch=DEVICE_INDEX_TORCH,
+    ),
+    _runtime(
+        "device_of",
+        "TP303",
+        _ACC + "device_index",
+        rewrite="device_of",
         min_torch=DEVICE_INDEX_TORCH,
     ),
     # torch.accelerator.synchronize raises without an accelerator: a no-op there.
@@ -338,7 +347,6 @@ ROWS: List[Row] = [
         "current_solver_handle",
         "default_generators",
         "device_memory_used",
-        "device_of",
         "get_allocator_backend",
         "CUDAPluggableAllocator",
         "change_current_allocator",

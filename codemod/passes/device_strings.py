@@ -59,6 +59,18 @@ MESSAGE = (
 )
 
 
+def _default_of(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The default of ``getattr(x, name, default)`` or ``x.get(key, default)``."""
+    args = call.args
+    if any(a.keyword is not None or a.star for a in args):
+        return None
+    if isinstance(call.func, cst.Name) and call.func.value == "getattr":
+        return args[2].value if len(args) == 3 else None
+    if attribute_name(call) == "get" and len(args) == 2:
+        return args[1].value
+    return None
+
+
 class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")
@@ -95,6 +107,10 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
             self.indices.add(node)
         if device_literal(node) or isinstance(node, cst.IfExp):
             self.kinds.setdefault(node, (kind, code))
+        elif isinstance(node, cst.Call):  # a default: getattr(args, "device", "cuda")
+            default = _default_of(node)
+            if default is not None:  # a string, as written: either value may come
+                self.mark(default, Kind.STRING, code)
 
     def _mark_template(self, node: cst.CSTNode, formatted: cst.CSTNode) -> None:
         """``node`` is the template of ``formatted`` (a ``.format()`` call or a

@@ -19,6 +19,7 @@ from codemod import catalog
 from codemod.catalog import Row
 from codemod.model.rule import Fix
 from codemod.passes.guards import is_binding_type
+from codemod.passes.names import dotted_name
 from codemod.passes.runtime.arguments import mapped_arguments
 from codemod.passes.runtime.cpu_guard import guard_test
 from codemod.passes.runtime.per_device import NOT_A_STATEMENT, get_all, set_all_loop
@@ -209,6 +210,26 @@ def name(runtime, original, updated, row: Row, short: str):
     if not runtime.applied(original, row.code, min_torch=row.min_torch):
         return updated
     return updated.with_changes(func=runtime.expr(row.portable))
+
+
+DEVICE_OF = "`torch.cuda.device_of(t)` only knows CUDA"
+READ_TWICE = ": its argument would be read twice; name it first"
+
+
+@shape("device_of")
+def device_of(runtime, original, updated, row: Row, short: str):
+    """``with torch.cuda.device_of(t):`` (t's CUDA device, a no-op for a tensor
+    elsewhere): ``device_index`` of t's device, a no-op on the CPU. ``t`` is read
+    twice, so only a name or an attribute of one is."""
+    value = _only_argument(original, "obj")
+    if value is None or dotted_name(value) is None:
+        runtime.report(original, row.code, DEVICE_OF + READ_TWICE)
+        return updated
+    if not runtime.applied(original, row.code, DEVICE_OF, min_torch=row.min_torch):
+        return updated
+    template = '{obj}.device.index if {obj}.device.type != "cpu" else None'
+    index = runtime.expr(template, obj=_only_argument(updated, "obj"))
+    return runtime.expr(row.portable + "({index})", index=index)
 
 
 INDEX_ASSUMED = "the device is assumed to be an int index"
