@@ -18,7 +18,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from codemod.passes.device_positions import Kind
-from codemod.passes.names import ModuleFacts, ast_position
+from codemod.passes.names import ModuleFacts, ast_position, scope_nodes
 
 _LITERAL = re.compile(r"cuda(:\d+)?")
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
@@ -36,16 +36,6 @@ def followed_literals(
     return found
 
 
-def _own_nodes(scope: ast.AST):
-    """The nodes of ``scope`` outside the functions and classes defined in it."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
-
-
 def _in_scope(scope: ast.AST, facts: ModuleFacts) -> List[Tuple[ast.expr, Kind]]:
     literals: Dict[str, Optional[ast.expr]] = {}  # name -> its literal; None: other
     reads: Dict[str, List[Optional[Kind]]] = {}
@@ -54,7 +44,8 @@ def _in_scope(scope: ast.AST, facts: ModuleFacts) -> List[Tuple[ast.expr, Kind]]
         arguments = scope.args  # type: ignore[attr-defined]
         for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
             literals[arg.arg] = None
-    for node in _own_nodes(scope):
+    nodes = [node for node, _ in scope_nodes(scope)]
+    for node in nodes:
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
         if isinstance(node, ast.Name):
@@ -64,7 +55,7 @@ def _in_scope(scope: ast.AST, facts: ModuleFacts) -> List[Tuple[ast.expr, Kind]]
                 literals[node.id] = None  # bound twice, or to something else
             else:
                 literals[node.id] = parents[id(node)].value  # type: ignore[attr-defined]
-    for node in _own_nodes(scope):
+    for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if literals.get(node.id) is not None:
                 reads[node.id].append(_read_kind(node, parents, facts))

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterator, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
-from codemod.passes.names import ast_position, dotted_name
+from codemod.passes.names import ast_position, dotted_name, scope_nodes
 
 CONVERSIONS = frozenset(
     "to cuda cpu half float double bfloat16 type xpu mps to_empty".split()
@@ -28,7 +28,6 @@ CONVERSIONS = frozenset(
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 STEPS = ("step", "zero_grad", "param_groups")  # what only an optimizer is used for
 OPTIMIZER_NAME = re.compile(r"(?:\w*_)?optim(?:izer)?s?", re.IGNORECASE)
-LOOPS = (ast.For, ast.AsyncFor, ast.While)
 BACKENDS = (
     "on a backend whose tensors cannot be swapped into a parameter in place "
     "(PrivateUse1 backends, TorchTPU's among them; XLA) it makes new parameters and "
@@ -50,31 +49,16 @@ def moved_after_optimizer(tree: ast.Module, lines: Sequence[str]) -> List[Site]:
     for scope in ast.walk(tree):
         if isinstance(scope, (*SCOPES, ast.Module)):  # a script trains at the top
             for call, message in _in_function(scope):
-                end = (call.end_lineno or call.lineno, (call.end_col_offset or 0) + 1)
-                sites.append((ast_position(call, lines), end, message))
+                start, end = ast_position(call, lines), ast_position(call, lines, True)
+                sites.append((start, end, message))
     return sites
-
-
-def _own(scope: ast.AST) -> Iterator[Tuple[ast.AST, Tuple[ast.AST, ...]]]:
-    """Each node of a function outside the functions it defines, with the loops
-    around it."""
-    stack: List[Tuple[ast.AST, Tuple[ast.AST, ...]]] = [
-        (child, ()) for child in ast.iter_child_nodes(scope)
-    ]
-    while stack:
-        node, loops = stack.pop()
-        yield node, loops
-        if isinstance(node, (*SCOPES, ast.ClassDef, ast.Lambda)):
-            continue
-        inner = loops + (node,) if isinstance(node, LOOPS) else loops
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
 
 
 def _in_function(scope) -> List[Tuple[ast.Call, str]]:
     made: Dict[str, Tuple[str, int]] = {}  # optimizer -> (module, line)
     uses: Dict[str, List[Tuple[int, Tuple[ast.AST, ...]]]] = {}
     moves: List[Tuple[ast.Call, str, str, Tuple[ast.AST, ...]]] = []
-    for node, loops in _own(scope):
+    for node, loops in scope_nodes(scope, lambdas=False):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             optimizer, module = dotted_name(node.targets[0]), _parameters_of(node.value)
             if optimizer and module:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -331,10 +331,39 @@ def bind_arguments(
     return values
 
 
-def ast_position(node: ast.AST, lines: Sequence[str]) -> Tuple[int, int]:
-    """(line, 1-based column) of an ``ast`` node where libcst puts it: the column
-    counted in characters, not in UTF-8 bytes as ``ast`` counts it."""
-    line = node.lineno  # type: ignore[attr-defined]
+def ast_position(
+    node: ast.AST, lines: Sequence[str], end: bool = False
+) -> Tuple[int, int]:
+    """(line, 1-based column) of an ``ast`` node (its end, with ``end``) where libcst
+    puts it: the column counted in characters, not in UTF-8 bytes as ``ast`` does."""
+    if end:
+        line, offset = node.end_lineno or node.lineno, node.end_col_offset or 0  # type: ignore[attr-defined]
+    else:
+        line, offset = node.lineno, node.col_offset  # type: ignore[attr-defined]
     text = lines[line - 1] if line <= len(lines) else ""
-    prefix = text.encode("utf-8")[: node.col_offset]  # type: ignore[attr-defined]
+    prefix = text.encode("utf-8")[:offset]
     return line, len(prefix.decode("utf-8", errors="replace")) + 1
+
+
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def scope_nodes(
+    scope: ast.AST, lambdas: bool = True
+) -> Iterator[Tuple[ast.AST, Tuple[ast.AST, ...]]]:
+    """Each node of a function (or module) outside the functions and classes it
+    defines (and, without ``lambdas``, outside its lambdas), with the loops around
+    it."""
+    opaque = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    if not lambdas:
+        opaque += (ast.Lambda,)
+    stack: List[Tuple[ast.AST, Tuple[ast.AST, ...]]] = [
+        (child, ()) for child in ast.iter_child_nodes(scope)
+    ]
+    while stack:
+        node, loops = stack.pop()
+        yield node, loops
+        if isinstance(node, opaque):
+            continue
+        inner = loops + (node,) if isinstance(node, LOOPS) else loops
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
