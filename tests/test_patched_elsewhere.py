@@ -75,3 +75,21 @@ def test_a_module_name_two_files_could_be_is_not_guessed(tmp_path):
     assert list(found) == [str(tmp_path / "pkg" / "train.py")]
     ((name, where),) = found[str(tmp_path / "pkg" / "train.py")]
     assert name == "torch.cuda.is_available" and where.endswith("test_train.py:6")
+
+
+def test_a_patch_after_non_ascii_text_on_its_line_is_reported(tmp_path):
+    # ast counts columns in UTF-8 bytes, libcst in characters: the patch's report
+    # must be found at the column libcst gives it.
+    (tmp_path / "test_x.py").write_text(
+        "from unittest import mock\n"
+        "import torch\n"
+        "\n"
+        "\n"
+        "def test_x():\n"
+        '    label = "é"; p = mock.patch("torch.cuda.is_available", return_value=False)\n'
+        "    with p:\n"
+        "        assert not torch.cuda.is_available()\n",
+        encoding="utf-8",
+    )
+    proc = run_cli(["check", "test_x.py"], cwd=tmp_path)
+    assert "test_x.py:6:22: TP914" in proc.stdout, proc.stdout

@@ -29,7 +29,7 @@ BOUND_LITERAL = re.compile(r"=\s*f?[\"']cuda[:\"']")  # `loc = "cuda:0"`
 def scan(context: FileContext, tree: ast.Module, lines: Sequence[str]) -> None:
     source, facts = context.source, context.facts
     if "patch" in source or "setattr" in source:  # tests of CUDA
-        context.patches = patched.patched_cuda(tree, facts)
+        context.patches = patched.patched_cuda(tree, facts, lines)
         context.patched = patched.patched_here(context.patches)
     for name, where in context.options.patched_elsewhere:  # by tests in other files
         context.patched_elsewhere.setdefault(name, where)

@@ -16,9 +16,9 @@ Read from the ``ast`` before the passes run, once per file that mentions both.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Mapping, Optional, Set, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Set, Tuple
 
-from codemod.passes.names import ModuleFacts, dotted_name
+from codemod.passes.names import ModuleFacts, ast_position, dotted_name
 
 PATCHERS = {"unittest.mock.patch", "mock.patch"}
 OBJECT_PATCHERS = {"unittest.mock.patch.object", "mock.patch.object"}
@@ -51,10 +51,12 @@ def patch_target(call: ast.Call, facts: ModuleFacts) -> Optional[str]:
     return None
 
 
-def patched_cuda(tree: ast.Module, facts: ModuleFacts) -> Dict[Tuple[int, int], str]:
-    """(line, 1-based column) of each patch call -> its target."""
+def patched_cuda(
+    tree: ast.Module, facts: ModuleFacts, lines: Sequence[str]
+) -> Dict[Tuple[int, int], str]:
+    """(line, 1-based column, where libcst puts it) of each patch call -> its target."""
     return {
-        (node.lineno, node.col_offset + 1): target
+        ast_position(node, lines): target
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         for target in [patch_target(node, facts)]

@@ -54,7 +54,7 @@ def _patches_in(path: Path) -> List[Tuple[str, str, str]]:
     from codemod.passes.names import ModuleFacts
     from codemod.passes.patched import patched_cuda
 
-    patches = patched_cuda(tree, ModuleFacts.of(tree, source))
+    patches = patched_cuda(tree, ModuleFacts.of(tree, source), source.splitlines())
     return [
         (module, "torch.cuda." + name, f"{path}:{line}")
         for (line, _), target in sorted(patches.items())
