@@ -20,6 +20,9 @@ reports one markdown table row per folder:
 ``non-idem``     files the second run changed again
 ``no-cuda chg``  changed files that mention neither ``cuda``, ``nccl`` nor the deprecated
                  ``torch.cpu.amp`` the AMP rules also rewrite (must be 0)
+``cpu chg``      AMP calls of changed files that now run enabled on the CPU of a CPU-only
+                 host, where the original's CUDA autocast or scaler was disabled there
+                 (``scripts/cpu_host.py``: the port computes another dtype there; must be 0)
 ``text chg``     changed files whose comments, docstrings or non-device string literals
                  changed (device strings ``"cuda"``, ``"cuda:N"``, ``"cuda:{}"``,
                  f-strings starting ``cuda:``, ``"nccl"``, and the ``"cpu"`` of
@@ -64,6 +67,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 from census import run_census  # noqa: E402
+from cpu_host import cpu_autocasts  # noqa: E402
 
 SKIP_DIRS = {".git", "__pycache__"}
 DEVICE_LIKE = re.compile(r"^(cuda(:\d+)?|cuda:(\{[^{}]*\}|%[ds])|nccl)$")
@@ -87,6 +91,7 @@ class Row:
     no_compile: int = 0
     non_idempotent: int = 0
     nocuda_changed: int = 0
+    cpu_changed: int = 0
     text_changed: int = 0
     ws_changed: int = 0
     sites_before: int = 0
@@ -106,6 +111,7 @@ class Row:
         "no compile",
         "non-idem",
         "no-cuda chg",
+        "cpu chg",
         "text chg",
         "ws chg",
         "sites",
@@ -125,6 +131,7 @@ class Row:
             str(self.no_compile),
             str(self.non_idempotent),
             str(self.nocuda_changed),
+            str(self.cpu_changed),
             str(self.text_changed),
             str(self.ws_changed),
             f"{self.sites_before} -> {self.sites_after}",
@@ -403,6 +410,12 @@ def check(
                 if compiles(b, k) and not compiles(a, k):
                     row.no_compile += 1
                     problems.append(f"{k}: no longer compiles")
+                enabled = cpu_autocasts(decode(a)) - cpu_autocasts(decode(b))
+                if enabled > 0:
+                    row.cpu_changed += enabled
+                    problems.append(
+                        f"{k}: {enabled} AMP call(s) now enabled on a CPU-only host"
+                    )
                 ws = whitespace_edits(b, a)
                 if ws:
                     row.ws_changed += 1
