@@ -7,6 +7,12 @@ there; kept, the program runs on the CPU wherever CUDA is missing, as it did. Th
 flag's ``torch.cuda.is_available()`` is then reported with the line of the use, not
 fixed; the rest of what the flag guards is ported as usual (it runs on CUDA only).
 
+The value is followed to its tests: a name bound from a flag is one too
+(``multi = n_gpus > 1``, ``ids = list(range(n_gpus))``), and a test reads a flag
+wherever the flag is in it (``if n_gpus > 1:``, ``if len(ids) > 1:``). So
+``n_gpus = torch.cuda.device_count()`` that later decides ``nn.DataParallel(model)``
+(CUDA's scatter) stays CUDA's, as ``if torch.cuda.device_count() > 1:`` does.
+
 Read from the ``ast`` before the passes run: a flag is set in one statement and read
 in another, often in another function, which a chunk of statements does not show.
 """
@@ -18,6 +24,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from codemod import catalog
 from codemod.catalog import CUDA_ONLY, PORTED, under
+from codemod.passes.runtime.tables import CUDA_ONLY_MODULES
 from codemod.passes.cuda_only_code import REPORTED
 from codemod.passes.names import ModuleFacts, ast_position, dotted_name
 
@@ -52,15 +59,51 @@ def kept_flags(
     kept: Dict[Tuple[int, int], str] = {}
     if not flags:
         return kept
+    _follow(tree, flags)
     for test, guarded in tests:
         for operand in _and_operands(test):
-            flag = dotted_name(operand)
-            if flag not in flags or not _needs_cuda(guarded, facts):
-                continue
-            reason = KEPT.format(flag=flag, line=test.lineno)
-            for call in flags[flag]:
-                kept.setdefault(ast_position(call, lines), reason)
+            for flag in _flags_read(operand, flags):
+                if not _needs_cuda(guarded, facts):
+                    continue
+                reason = KEPT.format(flag=flag, line=test.lineno)
+                for call in flags[flag]:
+                    kept.setdefault(ast_position(call, lines), reason)
     return kept
+
+
+def _names_read(node: ast.AST) -> Iterator[str]:
+    """The names and attributes of names (``self.n``) ``node`` reads."""
+    for part in ast.walk(node):
+        if isinstance(part, (ast.Name, ast.Attribute)):
+            name = dotted_name(part)
+            if name:
+                yield name
+
+
+def _flags_read(operand: ast.expr, flags: Dict[str, List[ast.Call]]) -> List[str]:
+    return sorted({n for n in _names_read(operand) if n in flags})
+
+
+def _follow(tree: ast.Module, flags: Dict[str, List[ast.Call]]) -> None:
+    """Add to ``flags`` each name bound from one (``multi = n_gpus > 1``), with the
+    calls of the flag it reads, until no binding adds one."""
+    bindings = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [n for n in map(dotted_name, targets) if n]
+            if names:
+                bindings.append((names, node.value))
+    grown = True
+    while grown:
+        grown = False
+        for names, value in bindings:
+            calls = [c for f in _flags_read(value, flags) for c in flags[f]]
+            for name in names:
+                new = [c for c in calls if c not in flags.get(name, [])]
+                if new:
+                    flags.setdefault(name, []).extend(new)
+                    grown = True
 
 
 def _calls(node: ast.AST) -> Iterator[ast.Call]:
@@ -75,7 +118,7 @@ def _and_operands(test: ast.expr) -> List[ast.expr]:
 
 def _needs_cuda(guarded: Sequence[ast.AST], facts: ModuleFacts) -> bool:
     """Whether the guarded code names something only CUDA has: a CUDA-only library
-    or module, a name the CUDA-only pass reports, a ``torch.cuda`` name no pass
+    or module, a name the CUDA-only pass reports, ``nn.DataParallel``, a ``torch.cuda`` name no pass
     ports (or a CUDA tensor type used as a value, which only calls of it are)."""
     called = set()
     for part in guarded:
@@ -91,7 +134,11 @@ def _needs_cuda(guarded: Sequence[ast.AST], facts: ModuleFacts) -> bool:
 def _cuda_only(name: Optional[str], is_called: bool) -> bool:
     if not name or under(name, PORTED):
         return False
-    if under(name, CUDA_ONLY) or under(name, REPORTED):
+    if (
+        under(name, CUDA_ONLY)
+        or under(name, REPORTED)
+        or under(name, CUDA_ONLY_MODULES)
+    ):
         return True
     if not name.startswith("torch.cuda."):
         return False
