@@ -73,7 +73,11 @@ class _Module:
         counts: dict = {}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                base = node.module + "." if isinstance(node, ast.ImportFrom) else ""
+                base = (
+                    f"{node.module}."
+                    if isinstance(node, ast.ImportFrom) and node.module
+                    else ""
+                )
                 for a in node.names:
                     if isinstance(node, ast.Import) and a.asname is None:
                         continue

@@ -87,6 +87,8 @@ def test_the_count_is_what_torch_does_on_a_cpu_host(name):
 def test_a_value_it_cannot_read_is_not_counted():
     source = "import torch\ndef step(kind):\n    return torch.autocast(kind)\n"
     assert cpu_autocasts(source) == 0
+    relative = "from . import amp\nimport torch\nx = torch.autocast(amp.kind)\n"
+    assert cpu_autocasts(relative) == 0
     rebound = 'import torch\nt = "cpu"\nt = "cuda"\namp = torch.autocast(t)\n'
     assert cpu_autocasts(rebound) == 0
 
