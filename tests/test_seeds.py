@@ -64,3 +64,26 @@ def test_reseeding_at_random_is_reported():
     code, reports = _rewrite("torch.cuda.seed()\ntorch.cuda.seed_all()\n")
     assert code == "import torch\ntorch.cuda.seed()\ntorch.cuda.seed_all()\n"
     assert [r.applied for r in reports] == [False, False]
+
+
+def test_manual_seed_all_seeds_every_device_and_keeps_the_cpu_state():
+    import torch
+
+    code, reports = _rewrite("torch.cuda.manual_seed_all(7)\n")
+    assert code == (
+        "import torch\n"
+        "torch.set_rng_state([torch.get_rng_state(), torch.manual_seed(7)][0])\n"
+    )
+    assert "DEVICE" not in code and [r.applied for r in reports] == [True]
+    torch.manual_seed(0)
+    expected = torch.rand(4)
+    torch.manual_seed(0)
+    exec(code, {})
+    assert torch.equal(torch.rand(4), expected)
+
+
+def test_manual_seed_all_with_another_argument_is_reported():
+    code, reports = _rewrite("torch.cuda.manual_seed_all(*seeds)\n")
+    assert "torch.cuda.manual_seed_all(*seeds)" in code
+    assert [r.applied for r in reports] == [False]
+    assert "takes one seed" in reports[0].message

@@ -249,7 +249,9 @@ ROWS: List[Row] = [
     # manual_seed seeds the current CUDA device only: no accelerator API seeds one
     # device (torch.mps and torch.tpsim have no manual_seed_all either).
     _seed("manual_seed", advice=ONE_DEVICE),
-    _seed("manual_seed_all", _MOD + "manual_seed_all", "None"),
+    # torch.manual_seed seeds every device as manual_seed_all does (torch.mps has
+    # no manual_seed_all); the CPU's state is put back around it (passes.runtime.seeds).
+    _seed("manual_seed_all", "{torch}.manual_seed"),
     *(
         Row(
             (f"torch.cuda.{name}",),

@@ -338,10 +338,15 @@ class CudaRuntime(AcceleratedBranches, Pass):
         )
 
     # -- what the shapes ask ----------------------------------------------------
-    def applied(self, original, code: str, message="", fix=None, min_torch=None):
+    def applied(
+        self, original, code: str, message="", fix=None, min_torch=None, **decide
+    ):
         """Record a site (a call, or a name); when it is fixed, schedule the removal
-        of the import it came through if nothing else uses that import."""
-        if not self.record_and_decide(original, code, message, fix, min_torch):
+        of the import it came through if nothing else uses that import (``decide``:
+        more of ``record_and_decide``'s arguments)."""
+        if not self.record_and_decide(
+            original, code, message, fix, min_torch, **decide
+        ):
             return False
         root = original.func if isinstance(original, cst.Call) else original
         while isinstance(root, cst.Attribute):

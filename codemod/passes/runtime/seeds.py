@@ -1,4 +1,11 @@
-"""Seeds of torch.cuda that say again what ``torch.manual_seed`` said (TP310).
+"""Seeds of torch.cuda that say again what ``torch.manual_seed`` said (TP310), and
+``torch.cuda.manual_seed_all(x)`` written as what every backend has.
+
+``torch.manual_seed(x)`` seeds every device's generators as ``manual_seed_all(x)``
+does (CUDA's lazily, as it did), and the CPU's too; the CPU's state is saved before
+and put back after (``CPU_STATE_KEPT``), so only the devices' generators change. It
+asks no device module for ``manual_seed_all`` (``torch.mps`` has none) and reads no
+device: CUDA is touched no earlier than by the original.
 
 ``torch.manual_seed(x)`` seeds the CPU and every CUDA device with ``x`` (through
 ``torch.cuda.manual_seed_all``, lazily where CUDA is not initialised yet); a
@@ -24,6 +31,9 @@ EVERY_DEVICE = {"torch.manual_seed", "torch.random.manual_seed"}
 AGAIN = {"torch.cuda.manual_seed", "torch.cuda.manual_seed_all"}
 # The lines a pass must see with a CUDA seed: the torch.manual_seed before it.
 SEED_LINES = re.compile(r"manual_seed(?:_all)?\(")
+# `torch.manual_seed(x)` with the CPU generator's state kept: the list's items are
+# made in order (state saved, every device seeded), then the saved state is set.
+CPU_STATE_KEPT = "{torch}.set_rng_state([{torch}.get_rng_state(), {seeded}][0])"
 REMOVED = (
     "`torch.{short}({seed})` right after `torch.manual_seed({seed})`, which seeded "
     "every CUDA device with the same seed already: removed"

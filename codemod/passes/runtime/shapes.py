@@ -23,7 +23,7 @@ from codemod.passes.names import dotted_name
 from codemod.passes.runtime.arguments import mapped_arguments
 from codemod.passes.runtime.cpu_guard import guard_test
 from codemod.passes.runtime.per_device import NOT_A_STATEMENT, get_all, set_all_loop
-from codemod.passes.runtime.seeds import removed_message
+from codemod.passes.runtime.seeds import CPU_STATE_KEPT, removed_message
 from codemod.passes.runtime.tables import (
     INT,
     METHOD_KINDS,
@@ -167,7 +167,15 @@ def seed(runtime, original, updated, row: Row, short: str):
         return updated
     if row.portable is None:
         return report(runtime, original, updated, row, short)
-    return call(runtime, original, updated, row, short)
+    if _only_argument(updated, "seed") is None:
+        runtime.report(original, row.code, f"`torch.{short}(...)`: takes one seed")
+        return updated
+    if not runtime.applied(
+        original, row.code, min_torch=row.min_torch, reads_device=False
+    ):
+        return updated
+    seeded = updated.with_changes(func=runtime.expr(row.portable))
+    return runtime.expr(CPU_STATE_KEPT, seeded=seeded)
 
 
 @shape("rng_state_all")
