@@ -298,4 +298,19 @@ def _callee(idiom: str) -> str:
 
 def idioms_in(text: str):
     """The idioms a rule's documentation writes (its example's result, its prose)."""
-    return [idiom for idiom in IDIOMS if _callee(idiom) + "(" in text]
+    return [idiom for idiom in IDIOMS if _written(_callee(idiom) + "(", text)]
+
+
+def _written(callee: str, text: str) -> bool:
+    """A device module's member (``.get_rng_state(``) is not torch's own function
+    of that name (``torch.get_rng_state(``)."""
+    if not callee.startswith("."):
+        return callee in text
+    return any(not text[:at].endswith("torch") for at in _starts(callee, text))
+
+
+def _starts(part: str, text: str):
+    at = text.find(part)
+    while at != -1:
+        yield at
+        at = text.find(part, at + 1)

@@ -17,14 +17,15 @@ RULES = (
         ACCELERATOR_TORCH,
         what="`torch.cuda.manual_seed(x)` or `manual_seed_all(x)` right after "
         "`torch.manual_seed(x)` (the same `x`, with only seeds between) is removed. "
-        "Otherwise `manual_seed_all` goes through `torch.get_device_module(DEVICE())`, "
-        'behind `DEVICE().type != "cpu"`, and `manual_seed` (the current device only), '
-        "`seed` and `seed_all` are reported: left as they are, no-ops without CUDA.",
-        why="`torch.manual_seed(x)` already seeds every CUDA device with `x`. torch.cpu "
-        "has no seeding functions, `torch.manual_seed` would also reseed the CPU "
-        "generator (changing shuffling and dropout), and no accelerator API seeds one "
-        "device or reseeds one at random (torch.mps and a new backend's module may "
-        "have no `manual_seed`, `seed` or `seed_all`).",
+        "Otherwise `manual_seed_all(x)` becomes `torch.manual_seed(x)` with the CPU "
+        "generator's state saved before and set back after, and `manual_seed` (the "
+        "current device only), `seed` and `seed_all` are reported: left as they are, "
+        "no-ops without CUDA.",
+        why="`torch.manual_seed(x)` already seeds every CUDA device with `x`, and every "
+        "other backend's devices too (torch.mps and a new backend's module may have no "
+        "`manual_seed_all`); alone it would also reseed the CPU generator (changing "
+        "shuffling and dropout), hence the state put back. No accelerator API seeds "
+        "one device or reseeds one at random (`manual_seed`, `seed`, `seed_all`).",
         before=(
             "import torch\n"
             "\n"
@@ -32,11 +33,12 @@ RULES = (
             "def seed_everything(seed):\n"
             "    torch.cuda.manual_seed_all(seed)"
         ),
-        after=EXAMPLE_BINDING
-        + (
+        after=(
+            "import torch\n"
+            "\n"
+            "\n"
             "def seed_everything(seed):\n"
-            '    if DEVICE().type != "cpu":\n'
-            "        torch.get_device_module(DEVICE()).manual_seed_all(seed)"
+            "    torch.set_rng_state([torch.get_rng_state(), torch.manual_seed(seed)][0])"
         ),
         valid=(
             ("import torch\n" "\n" "torch.manual_seed(0)"),
@@ -48,8 +50,8 @@ RULES = (
             ),
         ),
         safety="Safe: the same CUDA generator states (a removed seed set them to what "
-        "they were; lazily seeded CUDA replays its seeds in call order); a no-op on "
-        "the CPU, as before. torch.mps has no `manual_seed_all`.",
+        "they were; lazily seeded CUDA replays its seeds in call order) and the same "
+        "CPU stream; a no-op on the CPU, as before. No device is read.",
     ),
     Rule(
         "TP311",
