@@ -19,7 +19,7 @@ from codemod.cli.options import (
     output_options,
     run_options,
 )
-from codemod.cli.listing import files_to_process
+from codemod.run.files import files_to_process
 from codemod.cli.results import show_results
 from codemod.cli.streams import (
     Output,
@@ -181,6 +181,7 @@ def _run_files(paths, mode, configs, view, out, request: _Request) -> int:
                 _warn_old_target(settings)
         if groups:
             view = replace(view, options=groups[0][0].options)
+        view = replace(view, skipped_by_default=getattr(files, "skipped", ()))
         if request.add_noqa:
             from codemod.cli.noqa import add_noqa as baseline
 

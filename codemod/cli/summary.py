@@ -7,11 +7,13 @@ give, are decided in one place for files, stdin and every output format.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
 from codemod.model.diagnostic import fails
 from codemod.model.options import Options
+from codemod.model.text import printable
 from codemod.output.findings import Findings, plural
 from codemod.run.job import WRITE, FileResult
 
@@ -32,6 +34,8 @@ class View:
     strict: bool = False  # informational sites fail too
     exit_zero: bool = False
     color: bool = False
+    # (folder, files in it) for each folder a default exclude (dist/...) skipped
+    skipped_by_default: Sequence = ()
 
 
 def summary_line(results, findings: Findings, view: View, extra=()) -> str:
@@ -45,7 +49,20 @@ def summary_line(results, findings: Findings, view: View, extra=()) -> str:
     return (
         f"{verb} {len(changed)} of {plural(len(results), 'file')}"
         f" ({plural(fixed, 'site')}); {plural(len(left), 'site')} left{informational};"
-        f" {plural(len(findings.problems), 'error')}"
+        f" {plural(len(findings.problems), 'error')}{_skipped(view.skipped_by_default)}"
+    )
+
+
+def _skipped(folders) -> str:
+    """How many files the default excludes skipped, and where (the first few)."""
+    count = sum(files for _, files in folders)
+    if not count:
+        return ""
+    shown = ", ".join(printable(f"{folder}{os.sep}") for folder, _ in folders[:3])
+    more = f" and {len(folders) - 3} more" if len(folders) > 3 else ""
+    return (
+        f"; {plural(count, 'file')} in {shown}{more} skipped by the default"
+        " excludes (name a folder to process it)"
     )
 
 

@@ -1,6 +1,7 @@
-"""Which paths a run processes: the walk of the folders given, and every rule that
-leaves a path out (VCS, virtualenv and build folders, ``.gitignore``,
-``.git/info/exclude``, and the ``exclude`` / ``extend-exclude`` globs: ``ignore``).
+"""Which paths a run processes: the walk of the folders given (``walk``: the files
+git would list, found without running git), and every rule that leaves a path out
+(VCS, virtualenv and build folders, git's ignore files, and the ``exclude`` /
+``extend-exclude`` globs: ``ignore``).
 
 One home for those rules, so that a folder walk, a file named on the command line
 and a file read from stdin are decided the same way. Each file found carries its
@@ -16,23 +17,16 @@ import stat
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from codemod.run.ignore import (
-    Globs,
-    either,
-    exclude_globs,
-    git_info_exclude,
-    gitignores,
-    ignored,
-    load_gitignore,
-)
+from codemod.run.ignore import Globs, exclude_globs
 from codemod.run.io import FILE_KINDS, os_reason
+from codemod.run.walk import Walk
 
 __all__ = [  # Globs and exclude_globs are the configuration's
     "EXTENSIONS",
+    "FileList",
     "Found",
     "Globs",
     "PATH_LIMIT",
-    "SKIPPED_DIRS",
     "discover",
     "exclude_globs",
     "files_to_process",
@@ -41,24 +35,6 @@ __all__ = [  # Globs and exclude_globs are the configuration's
 
 EXTENSIONS = (".py", ".ipynb")  # what the command line processes
 
-SKIPPED_DIRS = {
-    ".git",
-    ".hg",
-    ".svn",
-    ".tox",
-    ".nox",
-    ".venv",
-    "venv",
-    "__pycache__",
-    "build",
-    "dist",
-    "node_modules",
-    ".eggs",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    "site-packages",
-}
 try:  # the longest path the system takes, with its terminating NUL
     PATH_LIMIT = os.pathconf("/", "PC_PATH_MAX")
 except (OSError, ValueError, AttributeError):
@@ -81,32 +57,43 @@ def found(path, real: str) -> Found:
     return made
 
 
+class FileList(list):
+    """The files found, in order; ``skipped``: (folder, files in it) for each
+    folder a default exclude left out (``walk``)."""
+
+    skipped: List[Tuple[Path, int]]
+
+    def __init__(self, files=(), skipped=()) -> None:
+        super().__init__(files)
+        self.skipped = list(skipped)
+
+    def skipped_files(self) -> int:
+        return sum(count for _, count in self.skipped)
+
+
 # -- discovery ----------------------------------------------------------------------
 def files_to_process(paths: Sequence[str], exclude) -> Tuple[List[Path], List[str]]:
-    """What the command line processes: folders walked, .gitignore and
-    .git/info/exclude honoured, and ``exclude`` applied to named files too (as
-    pre-commit names them)."""
-    errors: List[str] = []
-    walk_exclude = either(exclude, git_info_exclude(paths, errors))
-    files, more = discover(paths, exclude=walk_exclude, extensions=EXTENSIONS)
+    """What the command line processes: folders walked as git lists them, and
+    ``exclude`` applied to named files too (as pre-commit names them)."""
+    files, errors = discover(paths, exclude=exclude, extensions=EXTENSIONS)
     if exclude is not None:
-        files = [f for f in files if not exclude(f, False)]
-    return files, errors + more
+        files = FileList([f for f in files if not exclude(f, False)], files.skipped)
+    return files, errors
 
 
 def discover(
     paths: Sequence[str], exclude=None, extensions: Tuple[str, ...] = (".py",)
-) -> Tuple[List[Path], List[str]]:
+) -> Tuple[FileList, List[str]]:
     """Files to process, in a stable order, and error lines for bad paths.
 
-    Folders are walked for ``extensions``, without following symbolic links,
-    skipping VCS and virtualenv folders, build output and what .gitignore ignores.
+    Folders are walked for ``extensions`` (``walk``), without following symbolic
+    links, skipping VCS and virtualenv folders, build output and what git ignores.
     A file named explicitly is always taken; when it is a symbolic link, or named
     through a linked folder (``ld/v.py``), its real path must lie inside the
     current folder or a folder named, and that is what is processed.
     ``exclude(path, is_dir)`` filters more.
     """
-    files: List[Path] = []
+    files = FileList()
     errors: List[str] = []
     seen = set()
     roots = [os.path.realpath(".")]
@@ -128,8 +115,10 @@ def discover(
             errors.append(f"{raw}: {_not_a_file(raw, error)}")
             continue
         if stat.S_ISDIR(info.st_mode):
-            for path in _walk(Path(raw), exclude, extensions, errors):
+            walk = Walk(exclude, extensions, _entries, errors)
+            for path in _walked(walk, Path(raw), errors):
                 add(path)
+            files.skipped += walk.skipped
         elif not stat.S_ISREG(info.st_mode):
             errors.append(f"{raw}: {_not_a_file(raw)}")
         else:
@@ -200,33 +189,15 @@ def _not_a_file(raw: str, error: Optional[OSError] = None) -> str:
 
 
 # -- the walk -----------------------------------------------------------------------
-def _walk(root: Path, exclude, extensions, errors: List[str]) -> Iterator[Found]:
-    """Each file found under ``root``, folders first to last in name order, each
-    folder's files before its subfolders; no link is followed on the way."""
-    root_real = Path(os.path.realpath(root))
-    stack = [(root, root_real, gitignores(root_real, errors))]
-    while stack:
-        here, real_here, rules = stack.pop()
-        entries = _entries(here, real_here, errors)
-        if here != root and any(name == ".gitignore" for name, _ in entries):
-            local = load_gitignore(real_here, errors)
-            rules = rules + [local] if local is not None else rules
-        folders = []
-        for name, kind in entries:
-            child, real = here / name, real_here / name
-            if kind == "folder" and _kept_folder(child, real, rules, exclude):
-                folders.append((child, real, rules))
-            elif kind == "file" and name.endswith(extensions):
-                if ignored(real, False, rules):
-                    continue
-                if exclude is not None and exclude(child, False):
-                    continue
-                problem = _too_long(str(real))
-                if problem is not None:
-                    errors.append(f"{child}: {problem}; not processed")
-                    continue
-                yield found(child, str(real))
-        stack.extend(reversed(folders))
+def _walked(walk: Walk, root: Path, errors: List[str]) -> Iterator[Found]:
+    """Each file ``walk`` finds under ``root``, with its real path; an error line
+    for one whose path the system does not take."""
+    for child, real in walk.files(root):
+        problem = _too_long(str(real))
+        if problem is not None:
+            errors.append(f"{child}: {problem}; not processed")
+        else:
+            yield found(child, str(real))
 
 
 def _entries(here: Path, real: Path, errors: List[str]) -> List[Tuple[str, str]]:
@@ -267,21 +238,3 @@ def _kind(entry: os.DirEntry) -> str:
         return "file" if entry.is_file(follow_symlinks=False) else "other"
     except OSError:  # the walk reports the folder it cannot enter
         return "other"
-
-
-def _kept_folder(child: Path, real: Path, rules, exclude) -> bool:
-    """Whether the walk enters the folder ``child``: not a VCS, build or virtualenv
-    folder, nor one that is ignored."""
-    name = child.name
-    if name in SKIPPED_DIRS or name.endswith(".egg-info") or _is_virtualenv(child):
-        return False
-    if ignored(real, True, rules):
-        return False
-    return exclude is None or not exclude(child, True)
-
-
-def _is_virtualenv(directory: Path) -> bool:
-    try:
-        return (directory / "pyvenv.cfg").is_file()
-    except OSError:  # unreadable: the walk reports it when it gets there
-        return False
