@@ -44,7 +44,9 @@ runs on CUDA alone and is no site, nor is the ``"cuda"`` of that test, nor a fun
 named under "cuda" in a table keyed by device type (``{"cuda": torch.cuda.empty_cache,
 "xpu": torch.xpu.empty_cache}[dev.type]()``), nor the ``"cuda"`` of a membership test
 in a list that names another accelerator too (``device not in ["cuda", "xpu"]``): like
-the table, it says which devices get the code and is false on any other.
+the table, it says which devices get the code and is false on any other. Nor is the
+``"cuda"`` an AMP device type falls back to where there is no accelerator
+(``X.type if X.type != "cpu" else "cuda"``): CUDA's autocast, disabled there as before.
 
 Names are resolved through a small per-file import map (``import torch as th``,
 ``from torch import cuda``, ``from torch.cuda import amp``,
@@ -165,6 +167,44 @@ def iter_py_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path]:
             yield from sorted(found)
         else:
             yield p
+
+
+def _amp_fallbacks(tree: ast.AST) -> set[int]:
+    """The ``"cuda"`` of an AMP device type that falls back to CUDA's where there is
+    no accelerator (``X.type if X.type != "cpu" else "cuda"``, and at import time
+    ``(torch.accelerator.current_accelerator() or torch.device("cuda")).type``): CUDA's
+    autocast, disabled on a CPU host as the original's was, is no site."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.IfExp):
+            test, orelse = node.test, node.orelse
+            if (
+                isinstance(orelse, ast.Constant)
+                and orelse.value == "cuda"
+                and isinstance(node.body, ast.Attribute)
+                and node.body.attr == "type"
+                and isinstance(test, ast.Compare)
+                and isinstance(test.ops[0], ast.NotEq)
+                and isinstance(test.comparators[0], ast.Constant)
+                and test.comparators[0].value == "cpu"
+                and ast.dump(test.left) == ast.dump(node.body)
+            ):
+                found.add(id(orelse))
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            first, last = node.values[0], node.values[-1]
+            if (
+                len(node.values) == 2
+                and isinstance(first, ast.Call)
+                and (_dotted(first.func) or [])[-2:]
+                == ["accelerator", "current_accelerator"]
+                and isinstance(last, ast.Call)
+                and (_dotted(last.func) or [])[-1:] == ["device"]
+                and len(last.args) == 1
+                and isinstance(last.args[0], ast.Constant)
+                and last.args[0].value == "cuda"
+            ):
+                found.add(id(last.args[0]))
+    return found
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:
@@ -597,6 +637,7 @@ class _Visitor(ast.NodeVisitor):
                 self.parents[id(child)] = parent
         self.collect_imports(tree)
         self.skip |= _docstring_nodes(tree)
+        self.skip |= _amp_fallbacks(tree)
         self.bound = _bound_names(tree)
         self.flags = _device_flags(tree)
         self.visit(tree)

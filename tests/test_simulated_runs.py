@@ -21,11 +21,12 @@ with the text it concerns:
 - random numbers drawn on the device (``torch.randn(..., device=DEVICE)``, dropout on
   the device, weights initialised under ``set_default_device``) come from the device's
   generator, which is not the CPU's, as on CUDA;
-- autocast: on the CPU ``torch.autocast("cpu")`` casts to bfloat16; on tpsim, as on
-  CUDA, to float16 by default. A program that prints a value computed under default
-  autocast prints other digits, and fp16 gradients overflow where bf16 ones do not, so
-  ``GradScaler`` skips a step on tpsim that the CPU takes (TP401/argparse_flag). The
-  entries say which of these a case shows;
+- autocast and ``GradScaler``: on a CPU host CUDA's stay disabled, as the original's
+  were there, and the program computes in float32; on tpsim, as on CUDA, autocast
+  casts to float16 by default and the scaler scales. A program that prints a dtype, a
+  scale or a value computed under autocast prints other text, and fp16 gradients
+  overflow where float32 ones do not, so ``GradScaler`` skips a step on tpsim that the
+  CPU takes (TP401/argparse_flag). The entries say which of these a case shows;
 - profiler timings, which differ between any two runs.
 
 **Known failures.** What fails on tpsim or differs from the CPU because of what torchport
@@ -106,7 +107,50 @@ DIFFERS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
 }
 ON_ACCELERATOR = "prints whether there is an accelerator, or what it is or has"
 DEVICE_RNG = "draws random numbers on the device, whose generator is not the CPU's"
+AMP_ON_ACCELERATOR = (
+    "autocasts on the accelerator only: on a CPU host CUDA's autocast stays disabled,"
+    " as the original's was, and computes in float32"
+)
+SCALER_ON_ACCELERATOR = (
+    "scales on the accelerator only: on a CPU host CUDA's GradScaler disables itself,"
+    " as the original's did"
+)
 DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
+    "TP401/autocast_context": ByDesign(
+        AMP_ON_ACCELERATOR, [("torch.float32", "torch.float16")]
+    ),
+    "TP401/autocast_decorator": ByDesign(
+        AMP_ON_ACCELERATOR, [("torch.float32", "torch.float16")]
+    ),
+    "TP401/autocast_positional": ByDesign(
+        AMP_ON_ACCELERATOR,
+        [
+            (
+                "torch.float32 torch.float32 torch.float32",
+                "torch.bfloat16 torch.float32 torch.bfloat16",
+            )
+        ],
+    ),
+    "TP401/torch_alias": ByDesign(
+        AMP_ON_ACCELERATOR, [("torch.float32", "torch.bfloat16")]
+    ),
+    "TP404/autocast_state": ByDesign(
+        AMP_ON_ACCELERATOR + " (its state says so)", [("False\nFalse", "True\nFalse")]
+    ),
+    "TP402/grad_scaler_multiline": ByDesign(
+        SCALER_ON_ACCELERATOR, [("enabled False\n", "enabled True\n100 2.0\n")]
+    ),
+    "TP402/grad_scaler_positional": ByDesign(
+        SCALER_ON_ACCELERATOR,
+        [("False False False\n", "True True False\n1024.0 4.0 0.25\n50\n")],
+    ),
+    "TP407/grad_scaler_default_device": ByDesign(
+        SCALER_ON_ACCELERATOR,
+        [("False False\n", "True True\n65536.0 256.0 10\n16.0 True\n")],
+    ),
+    "programs/grad_accumulation_scaler": ByDesign(
+        SCALER_ON_ACCELERATOR, [("scale 1.0", "scale 4096.0")]
+    ),
     "TP102/custom_device_name": ByDesign(DEVICE_RNG, [("4.0132", "2.8071")]),
     "TP105/argparse_default": ByDesign(DEVICE_RNG, [("-2.8459", "-2.6309")]),
     "TP105/nanogpt_device_type": ByDesign(DEVICE_RNG, [("6.5966", "6.0355")]),
@@ -150,9 +194,10 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
         ],
     ),
     "TP401/argparse_flag": ByDesign(
-        "fp16 autocast on tpsim (bf16 on the CPU): the first scaled fp16 gradients"
-        " overflow and GradScaler skips that step, as on CUDA",
-        [("0.353\n0.014", "0.353\n0.353")],
+        "fp16 autocast and a GradScaler on tpsim (float32 on a CPU host, the scaler"
+        " disabled, as the original): the first scaled fp16 gradients overflow and"
+        " GradScaler skips that step, as on CUDA",
+        [("0.354\n0.014", "0.353\n0.353")],
     ),
     "TP401/import_amp_as": ByDesign(
         DEVICE_RNG + "; and autocasts to fp16 there, to bf16 on the CPU",

@@ -15,6 +15,8 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from codemod import catalog
+from codemod.catalog.amp import AMP_DEVICE_TYPE
+from codemod.passes.amp_forms import device_type_template
 from codemod.passes.base import Pass
 from codemod.rules.amp import RULES
 
@@ -40,29 +42,24 @@ class Mapping:
 
 
 AUTOCAST_ARGS = ("enabled", "dtype", "cache_enabled")
-_CUSTOM = Mapping("{device}.type", "device_type", decorator=True)
-# A decorator's device type is read when the module is imported: the accelerator
-# this build of torch has, which asks no device (torch >= 2.7; on 2.6
-# current_accelerator() raises without one). Exact on CUDA: a CUDA build says "cuda".
-BUILT_TYPE = '({torch}.accelerator.current_accelerator() or {torch}.device("cpu")).type'
-BUILT_TYPE_TORCH = (2, 7)
+# The accelerator's type, else CUDA's as the original's (codemod.passes.amp_forms).
+_AMP = AMP_DEVICE_TYPE
+_CUSTOM = Mapping(_AMP, "device_type", decorator=True)
 # Catalogue row (its first name) -> how its calls are rewritten.
 SHAPES: Dict[str, Mapping] = {
-    "torch.cuda.amp.autocast": Mapping("{device}.type", None, AUTOCAST_ARGS),
-    "torch.cuda.amp.GradScaler": Mapping("{device}.type"),
+    "torch.cuda.amp.autocast": Mapping(_AMP, None, AUTOCAST_ARGS),
+    "torch.cuda.amp.GradScaler": Mapping(_AMP),
     "torch.cuda.amp.custom_fwd": _CUSTOM,
     "torch.cuda.amp.custom_bwd": _CUSTOM,
-    "torch.get_autocast_gpu_dtype": Mapping("{device}.type"),
-    "torch.is_autocast_enabled": Mapping(
-        "{device}.type", device_parameter="device_type"
-    ),
-    "torch.set_autocast_gpu_dtype": Mapping("{device}.type"),
+    "torch.get_autocast_gpu_dtype": Mapping(_AMP),
+    "torch.is_autocast_enabled": Mapping(_AMP, device_parameter="device_type"),
+    "torch.set_autocast_gpu_dtype": Mapping(_AMP),
     "torch.set_autocast_enabled": Mapping(
-        "{device}.type", device_parameter="device_type", cuda_arity=1
+        _AMP, device_parameter="device_type", cuda_arity=1
     ),
     "torch.cpu.amp.autocast": Mapping('"cpu"', None, AUTOCAST_ARGS),
     "torch.cpu.amp.GradScaler": Mapping('"cpu"'),
-    "torch.amp.GradScaler": Mapping("{device}.type", device_parameter="device"),
+    "torch.amp.GradScaler": Mapping(_AMP, device_parameter="device"),
 }
 # Qualified name (every alias) -> mapping.
 MAPPINGS: Dict[str, Mapping] = {
@@ -124,6 +121,7 @@ class Amp(Pass):
         super().__init__(context)
         self.handled: Set[cst.CSTNode] = set()  # callees and decorators seen whole
         self.called: Set[cst.CSTNode] = set()  # callees no mapping rewrites
+        self.decorator_calls: Set[cst.CSTNode] = set()  # run at import time
         self.function_depth = 0
         # A user's device variable (reused as the binding) may be assigned below code
         # that runs at import time.
@@ -189,6 +187,7 @@ class Amp(Pass):
             self.called.add(node.func)
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
+        self.decorator_calls.add(node.decorator)
         mapping = MAPPINGS.get(self.qualified_name(node.decorator) or "")
         if mapping is not None and mapping.decorator:
             self.handled.add(node.decorator)
@@ -205,9 +204,11 @@ class Amp(Pass):
                 "new parameters: pass them by keyword, then run torchport",
             )
             return updated_node
-        if not self._decide(original_node, mapping):
+        # custom_fwd/custom_bwd decorate a class's methods, whichever way written
+        at_import = mapping.decorator or original_node in self.decorator_calls
+        if not self._decide(original_node, mapping, at_import):
             return updated_node
-        args = self._arguments(mapping, list(updated_node.args))
+        args = self._arguments(mapping, list(updated_node.args), at_import)
         if mapping.target is not None:
             self._count_rewritten(original_node.func)
             updated_node = updated_node.with_changes(func=self.expr(mapping.target))
@@ -220,21 +221,23 @@ class Amp(Pass):
         mapping = MAPPINGS.get(self.qualified_name(expression) or "")
         if mapping is None or not mapping.decorator:
             return updated_node
-        if not self._decide(expression, mapping):
+        if not self._decide(expression, mapping, at_import=True):
             return updated_node
         self._count_rewritten(expression)
         call = cst.Call(
-            func=self.expr(mapping.target), args=self._arguments(mapping, [])
+            func=self.expr(mapping.target),
+            args=self._arguments(mapping, [], at_import=True),
         )
         return updated_node.with_changes(decorator=call)
 
-    def _device_template(self, mapping: Mapping) -> str:
-        if mapping.decorator and self.context.options.target_torch >= BUILT_TYPE_TORCH:
-            return BUILT_TYPE
-        return mapping.device
+    def _device_template(self, mapping: Mapping, at_import: bool) -> str:
+        """The device argument: a decorator's is read at import time."""
+        if mapping.device != _AMP:
+            return mapping.device
+        return device_type_template(at_import, self.context.options.target_torch)
 
-    def _decide(self, node: cst.CSTNode, mapping: Mapping) -> bool:
-        reads_device = "{device}" in self._device_template(mapping)
+    def _decide(self, node: cst.CSTNode, mapping: Mapping, at_import=False) -> bool:
+        reads_device = "{device}" in self._device_template(mapping, at_import)
         if reads_device and self._before_binding(node):
             name = self.context.device_name
             self.report(
@@ -256,9 +259,11 @@ class Amp(Pass):
             mapping.positional
         )
 
-    def _arguments(self, mapping: Mapping, args: List[cst.Arg]) -> List[cst.Arg]:
+    def _arguments(
+        self, mapping: Mapping, args: List[cst.Arg], at_import: bool = False
+    ) -> List[cst.Arg]:
         """The new argument list: the device added, positional ones named if needed."""
-        device = self.expr(self._device_template(mapping))
+        device = self.expr(self._device_template(mapping, at_import))
         positional = [a for a in args if a.keyword is None and a.star != "**"]
         keywords = [a for a in args if a not in positional]
         if mapping.positional is not None:

@@ -16,6 +16,8 @@ from typing import Dict, Optional, Pattern, Tuple, Union
 
 import libcst as cst
 
+from codemod.catalog.amp import AMP_DEVICE_ARGUMENTS
+
 # Device types of other backends, as strings and as tensor attributes.
 OTHER_DEVICES = frozenset(
     {"mps", "xpu", "tpu", "npu", "hpu", "xla", "mtia", "musa", "privateuseone"}
@@ -39,6 +41,7 @@ class Kind(enum.Enum):
     TEMPLATE = "template"  # "cuda:{}" formatted into a device string
     MESSAGE = "message"  # printed or logged text, not a device
     LOCATION = "location"  # map_location: "cuda:N" must not become "cpu:N"
+    AMP = "amp"  # an AMP device type: the accelerator's, else CUDA's (passes.amp_forms)
 
 
 # Callee (qualified name) -> positional index and what it accepts there. Data, not code.
@@ -50,21 +53,16 @@ DEVICE_POSITIONS: Dict[str, Tuple[int, Kind]] = {
     "torch.Stream": (0, Kind.OBJECT),
     "torch.Event": (0, Kind.OBJECT),
     "torch.Generator": (0, Kind.OBJECT),
-    "torch.autocast": (0, Kind.STRING),
-    "torch.amp.autocast": (0, Kind.STRING),
-    "torch.amp.autocast_mode.autocast": (0, Kind.STRING),
-    "torch.amp.GradScaler": (0, Kind.STRING),
-    "torch.GradScaler": (0, Kind.STRING),
-    "torch.get_autocast_dtype": (0, Kind.STRING),
-    "torch.is_autocast_enabled": (0, Kind.STRING),
-    "torch.set_autocast_dtype": (0, Kind.STRING),
-    "torch.set_autocast_enabled": (0, Kind.STRING),
-    "torch.amp.is_autocast_available": (0, Kind.STRING),
     "torch.distributed.get_default_backend_for_device": (0, Kind.OBJECT),
     "torch.distributed.device_mesh.init_device_mesh": (0, Kind.STRING),
     "torch.distributed._tensor.device_mesh.init_device_mesh": (0, Kind.STRING),
     "torch.distributed.device_mesh.DeviceMesh": (0, Kind.STRING),
 }
+DEVICE_POSITIONS.update(
+    (callee, (position, Kind.AMP))
+    for callee, (position, _) in AMP_DEVICE_ARGUMENTS.items()
+    if position >= 0
+)
 # Method name -> positional index (any receiver: `.to` is PyTorch's convention).
 DEVICE_METHODS: Dict[str, Tuple[int, Kind]] = {"to": (0, Kind.OBJECT)}
 # Keyword -> what it takes, for torch callees; elsewhere every device is a string.

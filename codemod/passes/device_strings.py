@@ -17,6 +17,7 @@ from typing import Dict, Optional, Set, Tuple
 import libcst as cst
 
 from codemod import catalog
+from codemod.passes.amp_forms import AmpDeviceTypes
 from codemod.passes.base import Pass, attribute_name, option_name, target_name
 from codemod.passes.device_cases import DeviceCases
 from codemod.passes.device_positions import (
@@ -71,7 +72,9 @@ def _default_of(call: cst.Call) -> Optional[cst.BaseExpression]:
     return None
 
 
-class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
+class DeviceStrings(
+    AmpDeviceTypes, DeviceTemplates, DeviceCases, AcceleratedBranches, Pass
+):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")
     # `.to(gpu_id)`, `device=rank`: an index, on a line that need not say "cuda".
@@ -146,6 +149,7 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
         torch_callee = bool(callee and callee.startswith("torch"))
         position: Optional[Tuple[int, Kind]] = None
         code = "TP101" if callee == "torch.device" else "TP102"
+        self.note_amp_call(node, callee, code)
         if callee in DEVICE_POSITIONS:
             position = DEVICE_POSITIONS[callee]
         elif isinstance(node.func, cst.Attribute):
@@ -205,6 +209,8 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self.note_flag(node)
+        if self.keep_fallback(node):
+            return
         cuda_body = device_literal(node.body) == "cuda"
         if (
             cuda_body
@@ -281,6 +287,8 @@ class DeviceStrings(DeviceTemplates, DeviceCases, AcceleratedBranches, Pass):
         if literal == "cuda":
             if kind in (Kind.OBJECT, Kind.LOCATION):
                 return self.device()
+            if kind is Kind.AMP:
+                return self.amp_device_type(original)
             return self._string_type()
         index = location_index(updated) if kind is Kind.LOCATION else None
         if index is not None:

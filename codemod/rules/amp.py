@@ -14,14 +14,19 @@ RULES = (
     Rule(
         "TP401",
         "cuda-amp-autocast",
-        "`torch.cuda.amp.autocast` only knows CUDA; use `torch.autocast(DEVICE().type)`",
+        "`torch.cuda.amp.autocast` only knows CUDA; use `torch.autocast` with the "
+        "accelerator's type",
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.cuda.amp.autocast(...)` (also imported as `autocast`, "
         "through `from torch.cuda import amp`, or used as a decorator) to "
-        "`torch.autocast(DEVICE().type, ...)`. Positional arguments become keywords: "
-        "the old order is (enabled, dtype, cache_enabled), the new one "
-        "(device_type, dtype, enabled, cache_enabled).",
+        '`torch.autocast(DEVICE().type if DEVICE().type != "cpu" else "cuda", ...)`: '
+        "the accelerator's autocast, and without an accelerator CUDA's, disabled as "
+        "the original was. A decorator, evaluated at import, gets "
+        '`(torch.accelerator.current_accelerator() or torch.device("cuda")).type`. '
+        "Positional arguments become keywords: the old order is (enabled, dtype, "
+        "cache_enabled), the new one (device_type, dtype, enabled, cache_enabled). "
+        'A `"cuda"` given to `torch.autocast` itself gets the same device type.',
         why="`torch.cuda.amp.autocast` enables autocast on CUDA only: elsewhere it "
         "warns and does nothing. It is deprecated since torch 2.4.",
         before=(
@@ -32,12 +37,18 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            "with torch.autocast(DEVICE().type, enabled=use_amp):\n"
+            "with torch.autocast(\n"
+            '    DEVICE().type if DEVICE().type != "cpu" else "cuda", enabled=use_amp\n'
+            "):\n"
             "    loss = model(x)"
         ),
-        safety='Safe: on CUDA `DEVICE().type` is "cuda", and `torch.autocast("cuda")` '
-        "defaults to float16 like `torch.cuda.amp.autocast`. Other devices use "
-        "their own default autocast dtype (bfloat16 on the CPU and on TPU).",
+        safety='Safe: on CUDA the device type is "cuda", and `torch.autocast("cuda")` '
+        "defaults to float16 like `torch.cuda.amp.autocast`. On a host without an "
+        'accelerator it is "cuda" too: autocast is disabled with the same warning and '
+        "the model computes in float32 as before (the CPU's autocast would compute "
+        "in bfloat16). Other accelerators autocast with their own default dtype "
+        "(bfloat16 on TPU). `current_accelerator()` asks the build, not the device: "
+        'it initialises nothing, and a CUDA build says "cuda" with or without a GPU.',
         valid=(
             (
                 "import torch\n"
@@ -57,19 +68,28 @@ RULES = (
         "TP402",
         "cuda-amp-grad-scaler",
         "`torch.cuda.amp.GradScaler` only knows CUDA; "
-        "use `torch.amp.GradScaler(DEVICE().type)`",
+        "use `torch.amp.GradScaler` with the accelerator's type",
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.cuda.amp.GradScaler(...)` to "
-        "`torch.amp.GradScaler(DEVICE().type, ...)`. The device goes first, so every "
-        "positional argument keeps its meaning: `GradScaler(2.**16)` becomes "
-        "`GradScaler(DEVICE().type, 2.**16)`, never a scaler for device 65536.0.",
+        '`torch.amp.GradScaler(DEVICE().type if DEVICE().type != "cpu" else "cuda", '
+        "...)`: the accelerator's scaler, and without an accelerator CUDA's, disabled "
+        "as the original was. The device goes first, so every positional argument "
+        "keeps its meaning: `GradScaler(2.**16)` never becomes a scaler for device "
+        "65536.0.",
         why="Without CUDA the CUDA scaler disables itself with a warning. "
         "`torch.amp.GradScaler` (torch 2.3) scales on the device the program runs "
         "on; the device binding needs torch 2.6.",
         before=("import torch\n" "\n" "scaler = torch.cuda.amp.GradScaler(2.0**10)"),
-        after=EXAMPLE_BINDING + "scaler = torch.amp.GradScaler(DEVICE().type, 2.0**10)",
-        safety="Safe: on CUDA it is the same scaler with the same settings.",
+        after=EXAMPLE_BINDING
+        + (
+            "scaler = torch.amp.GradScaler(\n"
+            '    DEVICE().type if DEVICE().type != "cpu" else "cuda", 2.0**10\n'
+            ")"
+        ),
+        safety="Safe: on CUDA it is the same scaler with the same settings; on a host "
+        "without an accelerator it disables itself as the original did (a CPU scaler "
+        "would be enabled).",
         valid=(
             ("import torch\n" "\n" 'scaler = torch.amp.GradScaler("cpu", 2.0**10)'),
         ),
@@ -84,8 +104,9 @@ RULES = (
         what="Rewrites `@torch.cuda.amp.custom_fwd`, `@torch.cuda.amp.custom_fwd("
         "cast_inputs=...)` and `@torch.cuda.amp.custom_bwd` to the `torch.amp` "
         "decorators (torch 2.4) with `device_type=` the type of the accelerator this "
-        "build of torch has, `(torch.accelerator.current_accelerator() or "
-        'torch.device("cpu")).type` (below torch 2.7, `DEVICE().type`).',
+        "build of torch has, else CUDA's as the original: "
+        '`(torch.accelerator.current_accelerator() or torch.device("cuda")).type` '
+        '(below torch 2.7, `DEVICE().type if DEVICE().type != "cpu" else "cuda"`).',
         why="The CUDA decorators follow CUDA autocast only, and are deprecated since "
         "torch 2.4. `torch.amp.custom_fwd` needs its `device_type` keyword.",
         before=(
@@ -101,7 +122,7 @@ RULES = (
             "\n"
             "@staticmethod\n"
             "@torch.amp.custom_fwd(\n"
-            '    device_type=(torch.accelerator.current_accelerator() or torch.device("cpu")).type,\n'
+            '    device_type=(torch.accelerator.current_accelerator() or torch.device("cuda")).type,\n'
             "    cast_inputs=torch.float32,\n"
             ")\n"
             "def forward(ctx, x):\n"
@@ -111,7 +132,8 @@ RULES = (
         "initialise CUDA before the program does; `current_accelerator()` without "
         '`check_available` asks the build, not the device, and a CUDA build says "cuda". '
         "The decorator only selects whose autocast state applies, so a CUDA build "
-        "without a GPU behaves as the original did there. Below torch 2.7 the fix reads "
+        "without a GPU, or a build without an accelerator, behaves as the original did "
+        "there (a caller's CPU autocast does not apply). Below torch 2.7 the fix reads "
         "`DEVICE()` at import, and is then unsafe.",
         valid=(
             (
@@ -134,13 +156,15 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.get_autocast_gpu_dtype()` to "
-        "`torch.get_autocast_dtype(DEVICE().type)`, a `torch.is_autocast_enabled()` "
-        "without arguments to `torch.is_autocast_enabled(DEVICE().type)`, and the "
+        "`torch.get_autocast_dtype(T)`, a `torch.is_autocast_enabled()` "
+        "without arguments to `torch.is_autocast_enabled(T)`, and the "
         "setters alike: `torch.set_autocast_gpu_dtype(dtype)` to "
-        "`torch.set_autocast_dtype(DEVICE().type, dtype)` and a one-argument "
+        "`torch.set_autocast_dtype(T, dtype)` and a one-argument "
         "`torch.set_autocast_enabled(flag)` to "
-        "`torch.set_autocast_enabled(DEVICE().type, flag)` (torch 2.4), so that off "
-        "CUDA the getters read what the setters set.",
+        "`torch.set_autocast_enabled(T, flag)` (torch 2.4), so that off "
+        "CUDA the getters read what the setters set. `T` is "
+        '`DEVICE().type if DEVICE().type != "cpu" else "cuda"`: the accelerator\'s '
+        "type, and without an accelerator CUDA's, as the original asked.",
         why="Without arguments both ask about CUDA autocast (deprecated since torch "
         "2.4), which is never on elsewhere.",
         before=(
@@ -155,11 +179,16 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "def cast(x):\n"
-            "    if torch.is_autocast_enabled(DEVICE().type):\n"
-            "        x = x.to(torch.get_autocast_dtype(DEVICE().type))\n"
+            '    if torch.is_autocast_enabled(DEVICE().type if DEVICE().type != "cpu" else "cuda"):\n'
+            "        x = x.to(\n"
+            "            torch.get_autocast_dtype(\n"
+            '                DEVICE().type if DEVICE().type != "cpu" else "cuda"\n'
+            "            )\n"
+            "        )\n"
             "    return x"
         ),
-        safety="Safe: on CUDA the answers are the same.",
+        safety="Safe: on CUDA the answers are the same, and on a host without an "
+        "accelerator too (CUDA's autocast state, not the CPU's).",
         valid=(
             (
                 "import torch\n"
@@ -209,19 +238,25 @@ RULES = (
         "TP407",
         "grad-scaler-default-device",
         "`torch.amp.GradScaler()` without a device scales for CUDA; "
-        "pass `DEVICE().type`",
+        "pass the accelerator's type",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="Adds `DEVICE().type` as the first argument of a `torch.amp.GradScaler` "
-        "(or `torch.GradScaler`) given no device.",
+        what='Adds `DEVICE().type if DEVICE().type != "cpu" else "cuda"` as the first '
+        "argument of a `torch.amp.GradScaler` (or `torch.GradScaler`) given no device: "
+        "the accelerator's type, and without an accelerator CUDA's, as before.",
         why='The device parameter defaults to "cuda": without CUDA the scaler '
         "disables itself with a warning.",
         before=(
             "import torch\n" "\n" "scaler = torch.amp.GradScaler(init_scale=1024.0)"
         ),
         after=EXAMPLE_BINDING
-        + "scaler = torch.amp.GradScaler(DEVICE().type, init_scale=1024.0)",
-        safety="Safe: on CUDA it is the same scaler.",
+        + (
+            "scaler = torch.amp.GradScaler(\n"
+            '    DEVICE().type if DEVICE().type != "cpu" else "cuda", init_scale=1024.0\n'
+            ")"
+        ),
+        safety="Safe: on CUDA it is the same scaler; on a host without an accelerator "
+        "it disables itself as before (a CPU scaler would be enabled).",
         valid=(
             (
                 "import torch\n"

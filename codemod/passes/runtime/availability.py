@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Set, Union
 import libcst as cst
 
 from codemod.catalog import under
+from codemod.passes.amp_forms import cuda_fallback
 from codemod.passes.cuda_only_code import (
     calls_cuda_named,
     cuda_only_code,
@@ -230,8 +231,12 @@ class AvailabilityTests:
         DEVICE().type == "cuda":`` (its ``else`` included)."""
         device_name = self.runtime.context.device_name
         stack = [node]
+        fallbacks = set()  # CUDA's disabled autocast, where there is no accelerator
         while stack:
             current = stack.pop()
+            if current in fallbacks:
+                continue
+            fallbacks.add(cuda_fallback(current))
             yield current
             if isinstance(current, cst.If) and is_cuda_test(current.test, device_name):
                 stack.extend([current.orelse] if current.orelse else [])
