@@ -57,10 +57,79 @@ def test_the_patched_module_keeps_its_calls_and_the_test_still_passes(tmp_path):
     assert tests.returncode == 0, tests.stdout + tests.stderr
 
 
-def test_ported_apart_the_module_is_rewritten(tmp_path):
-    module = _project(tmp_path)
+def test_ported_outside_any_project_the_module_is_rewritten(tmp_path):
+    module = _project(tmp_path)  # no pyproject.toml, setup.cfg or .git: no project
     run_cli(["pkg/train.py"], cwd=tmp_path)
     assert "torch.cuda.is_available()" not in module.read_text()
+
+
+def _passes(tmp_path):
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    return tests.returncode == 0, tests.stdout + tests.stderr
+
+
+def test_the_library_named_alone_keeps_what_the_project_tests_patch(tmp_path):
+    module = _project(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    proc = run_cli(["pkg"], cwd=tmp_path)  # the tests are not named
+    assert 'return "cuda" if torch.cuda.is_available() else "cpu"' in module.read_text()
+    assert "tests/test_train.py:6) patches it" in proc.stdout
+    assert "read the project's 1 test file outside the run" in proc.stderr
+    assert "reach 1 file of the run" in proc.stderr
+    assert (tmp_path / "tests" / "test_train.py").read_text() == TEST  # not ported
+    passed, output = _passes(tmp_path)
+    assert passed, output
+
+
+def test_pytest_testpaths_name_the_tests(tmp_path):
+    module = _project(tmp_path)
+    (tmp_path / "tests").rename(tmp_path / "checks")
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = checks\n")
+    (tmp_path / "checks" / "test_train.py").rename(tmp_path / "checks" / "train_t.py")
+    run_cli(["pkg"], cwd=tmp_path)
+    assert "torch.cuda.is_available()" in module.read_text()
+
+
+GLOBAL_TEST = """from unittest import mock
+
+from pkg.api import report
+
+
+def test_peak():
+    with mock.patch("torch.cuda.max_memory_allocated", return_value=4) as peak:
+        assert report() == 4
+        peak.assert_called()
+"""
+
+
+def test_a_global_patch_keeps_the_calls_of_the_modules_the_test_imports(tmp_path):
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = pkg\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "api.py").write_text(
+        "from .memory import peak\n\n\ndef report():\n    return peak()\n"
+    )
+    memory = tmp_path / "pkg" / "memory.py"
+    memory.write_text(
+        "import torch\n\n\ndef peak():\n"
+        "    return torch.cuda.max_memory_allocated()\n"
+    )
+    other = tmp_path / "pkg" / "other.py"  # imported by no test: ported
+    other.write_text("import torch\n\n\ndef sync():\n    torch.cuda.synchronize()\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_api.py").write_text(GLOBAL_TEST)
+    assert _passes(tmp_path)[0]
+    for named in (["pkg"], ["."]):  # the library alone, and library and tests
+        proc = run_cli(named, cwd=tmp_path)
+        assert "torch.cuda.max_memory_allocated()" in memory.read_text()
+        assert "tests/test_api.py:7) that imports this module" in proc.stdout
+    assert "torch.accelerator.synchronize()" in other.read_text()
+    assert _passes(tmp_path)[0]
 
 
 def test_a_module_name_two_files_could_be_is_not_guessed(tmp_path):
@@ -73,8 +142,9 @@ def test_a_module_name_two_files_could_be_is_not_guessed(tmp_path):
     files = [f for f in files if "other" not in f.parts]
     found = patched_modules(files)
     assert list(found) == [str(tmp_path / "pkg" / "train.py")]
-    ((name, where),) = found[str(tmp_path / "pkg" / "train.py")]
+    ((name, where, how),) = found[str(tmp_path / "pkg" / "train.py")]
     assert name == "torch.cuda.is_available" and where.endswith("test_train.py:6")
+    assert how == "view"
 
 
 def test_a_patch_after_non_ascii_text_on_its_line_is_reported(tmp_path):

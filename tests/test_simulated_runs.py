@@ -104,6 +104,13 @@ DIFFERS_ON_TPSIM: Dict[str, Tuple[str, str]] = {
     ),
     "programs/ddp_tutorial_gpu_id": (OPTIMIZER_FIRST, "[GPU0] epoch 0 loss 1.2388"),
     "TP205/optimizer_before_move": (OPTIMIZER_FIRST, "False"),
+    "TP205/handed_or_aliased": (OPTIMIZER_FIRST, "False"),
+    "TP205/tied_before_move": (
+        "modules tie a parameter before the model moves (TP205, reported): on a"
+        " PrivateUse1 backend Module.to makes a new Parameter for each module, so"
+        " the tie is broken",
+        "(False, 2)",
+    ),
 }
 ON_ACCELERATOR = "prints whether there is an accelerator, or what it is or has"
 DEVICE_RNG = "draws random numbers on the device, whose generator is not the CPU's"

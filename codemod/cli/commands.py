@@ -191,7 +191,8 @@ def _run_files(paths, mode, configs, view, out, request: _Request) -> int:
         # JSON and SARIF give each fix its edit: they need the diff of each file.
         wants_diff = mode == CHECK and view.output_format in ("json", "sarif")
         run_mode = DIFF if wants_diff else mode
-        results = _run_groups(files, groups, run_mode, request.jobs, view.quiet)
+        facts = _read_run(paths, files, configs)
+        results = _run_groups(files, groups, run_mode, request.jobs, view.quiet, facts)
     extra = []
     if request.unused_noqa:
         from codemod.cli.noqa import unused_directives
@@ -199,6 +200,8 @@ def _run_files(paths, mode, configs, view, out, request: _Request) -> int:
         extra = unused_directives(files, groups, results)
     try:
         code = show_results(results, errors, view, out, extra)
+        if groups and not view.quiet and facts.tests_read:
+            click.echo(patch_targets.tests_note(facts), err=True)
     except OutputError as error:
         written = sum(r.written for r in results)
         if written:  # rewritten whole, atomically: only the report of them is lost
@@ -230,16 +233,24 @@ def _nothing_found(paths: Sequence[str], files: List[Path]) -> List[str]:
     ]
 
 
-def _run_groups(files, groups, mode, jobs, quiet) -> List[FileResult]:
-    """Every file processed with the settings of its configuration; the results
-    in the order of ``files``."""
+def _read_run(paths, files, configs) -> patch_targets.RunFacts:
+    """What each file must know of the others, the project's tests outside the
+    run read too (``torchport fix pkg``: a test of ``pkg`` may patch its calls)."""
+    from codemod.run.project_tests import project_tests
+
+    tests = project_tests(paths or (".",), files, configs.exclude)
+    return patch_targets.read_run(files, tests)
+
+
+def _run_groups(files, groups, mode, jobs, quiet, facts) -> List[FileResult]:
+    """Every file processed with the settings of its configuration and what it
+    must know of the others (``facts``); the results in the order of ``files``."""
     results: List[Optional[FileResult]] = [None] * len(files)
-    patched = patch_targets.patched_modules(files)  # by tests in other files
     progress = _progress(len(files), quiet)
     with progress as bar:
         for settings, indices in groups:
             job = Job(mode, settings.options, settings.format, settings.per_file)
-            job = replace(job, patched=patched)
+            job = replace(job, patched=facts.patched, tied=facts.tied)
             done = run([files[i] for i in indices], job, jobs, progress=bar)
             for index, result in zip(indices, done):
                 results[index] = result
@@ -340,7 +351,8 @@ def report_command(paths, output, **options) -> None:
             files, errors = files_to_process(paths, configs.exclude)
             errors += _nothing_found(paths, files)
             groups = configs.groups(files)
-            results = _run_groups(files, groups, DIFF, options["jobs"], False)
+            facts = _read_run(paths, files, configs)
+            results = _run_groups(files, groups, DIFF, options["jobs"], False, facts)
         settings = groups[0][0] if groups else configs.settings_for(Path("x"))
         data = write_report(output, results, errors, DIFF, settings, None)
     except ConfigError as error:

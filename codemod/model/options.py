@@ -26,6 +26,10 @@ class Options:
     # The project's line length ([tool.black]), also for what torchport lays out
     # itself when black does not run (the device binding).
     line_length: int = 88
-    # (torch.cuda name, "test.py:12"): a test in another file patches the name
-    # through this module's view of torch.cuda (`mock.patch("pkg.m.torch.cuda.X")`).
-    patched_elsewhere: Tuple[Tuple[str, str], ...] = ()
+    # (torch.cuda name, "test.py:12", how): a test in another file patches the name
+    # through this module's view of torch.cuda (`mock.patch("pkg.m.torch.cuda.X")`,
+    # how "view"), or patches torch.cuda's own and imports this module ("import").
+    patched_elsewhere: Tuple[Tuple[str, str, str], ...] = ()
+    # (class, "self.a.weight = self.b.weight", method, "model.py:12"): a class of
+    # the run whose modules share a parameter, which a move on some backends unties.
+    tied_classes: Tuple[Tuple[str, str, str, str], ...] = ()

@@ -113,7 +113,7 @@ class FileContext:
         # (line, column) -> target, and the names whose calls stay as written.
         self.patches: Dict[Tuple[int, int], str] = {}
         self.patched: Set[str] = set()
-        self.patched_elsewhere: Dict[str, str] = {}  # by a test in another file: where
+        self.patched_elsewhere: Dict[str, str] = {}  # by a test in another file: why
         # Availability calls setting a flag that picks CUDA-only code
         # (codemod.passes.cuda_flags): (line, column) -> why they stay.
         self.kept_flags: Dict[Tuple[int, int], str] = {}

@@ -108,8 +108,9 @@ def _patch_message(target: str) -> str:
     module, _, _ = target.partition(".torch.cuda.")
     if target.startswith("torch.cuda."):
         return (
-            f"a test patches `{target}`; torchport leaves this file's calls of it as "
-            "they are, so that the patch still reaches them"
+            f"a test patches `{target}`; torchport leaves this file's calls of it, "
+            "and those of the modules of the run this file imports, as they are, so "
+            "that the patch still reaches them"
         )
     return (
         f"a test patches `{target}`, {module}'s view of torch.cuda: where {module} "

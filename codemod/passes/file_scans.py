@@ -5,7 +5,8 @@ scan reads the ``ast``, as a fact set in one statement decides a site in another
   or, through this module's view of ``torch.cuda``, in another file of the run;
 - availability flags that pick CUDA-only code (``codemod.passes.cuda_flags``);
 - CUDA literals bound to a name read only as a device (``codemod.passes.device_values``);
-- modules moved after an optimizer was made from them (``codemod.passes.moved_parameters``),
+- modules moved after an optimizer was made from them (``codemod.passes.moved_parameters``)
+  or after two of their modules were given one parameter (``codemod.passes.tied_parameters``),
   reported here, as no pass rewrites anything of them.
 
 Each runs only where the text can hold what it looks for.
@@ -21,9 +22,11 @@ from codemod.passes import cuda_flags, device_values, patched
 from codemod.passes.base import FileContext
 from codemod.model.rule import Fix
 from codemod.passes.moved_parameters import moved_after_optimizer
+from codemod.passes.tied_parameters import moved_after_tie
 from codemod.rules import REGISTRY
 
 BOUND_LITERAL = re.compile(r"=\s*f?[\"']cuda[:\"']")  # `loc = "cuda:0"`
+TIE = re.compile(r"^\s*\w+(?:\.\w+){2,}\s*=\s*\w+(?:\.\w+){2,}\s*(?:#.*)?$", re.M)
 
 
 def scan(context: FileContext, tree: ast.Module, lines: Sequence[str]) -> None:
@@ -31,12 +34,16 @@ def scan(context: FileContext, tree: ast.Module, lines: Sequence[str]) -> None:
     if "patch" in source or "setattr" in source:  # tests of CUDA
         context.patches = patched.patched_cuda(tree, facts, lines)
         context.patched = patched.patched_here(context.patches)
-    for name, where in context.options.patched_elsewhere:  # by tests in other files
-        context.patched_elsewhere.setdefault(name, where)
+    for name, where, how in context.options.patched_elsewhere:  # by other files
+        context.patched_elsewhere.setdefault(name, patched.elsewhere_reason(where, how))
     if BOUND_LITERAL.search(source):
         context.device_values = device_values.followed_literals(tree, facts, lines)
     if "is_available" in source or "device_count" in source:
         context.kept_flags = cuda_flags.kept_flags(tree, facts, lines)
     if "parameters(" in source or "optim" in source:  # reported here: no fix
         for start, end, message in moved_after_optimizer(tree, lines):
+            context.decide(REGISTRY["TP205"], *start, message, Fix.NONE, end)
+    tied = {c: rest for c, *rest in context.options.tied_classes}
+    if any(c in source for c in tied) or TIE.search(source):  # reported: no fix
+        for start, end, message in moved_after_tie(tree, lines, tied):
             context.decide(REGISTRY["TP205"], *start, message, Fix.NONE, end)

@@ -77,15 +77,28 @@ PATCHED_ELSEWHERE = (
     ": kept, as a test ({where}) patches it through this module's view of "
     "torch.cuda, which the ported call would no longer reach"
 )
+PATCHED_THROUGH_IMPORTS = (
+    ": kept, as a test ({where}) that imports this module (directly or through "
+    "others of the run) patches it, which the ported call would no longer reach"
+)
+
+
+def elsewhere_reason(where: str, how: str) -> str:
+    """Why a call stays for a patch in another file: ``how`` is "view"
+    (``pkg.m.torch.cuda.X``) or "import" (``torch.cuda.X``, from a test that
+    imports the module)."""
+    template = PATCHED_ELSEWHERE if how == "view" else PATCHED_THROUGH_IMPORTS
+    return template.format(where=where)
 
 
 def patch_reason(
     called: Set[Optional[str]], here: Set[str], elsewhere: Mapping[str, str]
 ) -> str:
     """Why a site that calls ``called`` stays as written for a patch ("" if no
-    test patches any of them): one in this file, or one in another file."""
+    test patches any of them): one in this file, or one in another file
+    (``elsewhere``: name -> ``elsewhere_reason``)."""
     if called & here:
         return PATCHED
     for name in sorted(n for n in called if n in elsewhere):  # type: ignore
-        return PATCHED_ELSEWHERE.format(where=elsewhere[name])
+        return elsewhere[name]
     return ""

@@ -151,7 +151,12 @@ RULES = (
         "conversions of a module after an optimizer was made from its `parameters()` "
         "in the same function and stepped after the conversion, and the conversion "
         "of a module in a function that is given an optimizer with it (the "
-        "`Trainer(model, optimizer, gpu_id)` of PyTorch's DDP tutorial).",
+        "`Trainer(model, optimizer, gpu_id)` of PyTorch's DDP tutorial, or a "
+        "`prepare(model, opt)` of the same file), the optimizer stepped under any "
+        "name it is bound to. Reports too the move of a module two of whose "
+        "modules were given one parameter before it (`self.wte.weight = "
+        "self.lm_head.weight` in `__init__`, the class read from any file of the "
+        "run), naming the tie: there each module gets a new parameter of its own.",
         why="On CUDA, the CPU, MPS and XPU, `Module.to` swaps each parameter's data "
         "in place. On a backend whose tensors cannot be swapped into a parameter "
         "(every PrivateUse1 backend, TorchTPU's among them; XLA) it makes new "

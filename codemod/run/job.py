@@ -46,3 +46,4 @@ class Job:
     per_file: "object" = None  # path -> Options (config.PerFileOptions), or None
     # file path -> what tests elsewhere patch in it (codemod.run.patch_targets)
     patched: "object" = None
+    tied: tuple = ()  # the run's classes whose modules share a parameter (the same)

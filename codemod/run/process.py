@@ -188,6 +188,8 @@ def _process_file(path: Path, display: str, job: Job) -> FileResult:
     if job.patched and str(path) in job.patched:
         options = replace(job.options, patched_elsewhere=job.patched[str(path)])
         job = replace(job, options=options)
+    if job.tied:
+        job = replace(job, options=replace(job.options, tied_classes=job.tied))
     try:
         folder = Folder(path)  # pinned from read to rename: no link on the way
     except (OSError, LinkOnTheWay) as error:
