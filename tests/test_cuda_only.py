@@ -30,8 +30,6 @@ CUDA_ONLY = [
     "if torch.cuda.is_available():\n    import flash_attn\n",
     "if torch.cuda.is_available():\n    from apex import amp\n",
     "if torch.cuda.is_available() and args.fused:\n    ext = load('op', ['op.cu'])\n",
-    "if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8:\n"
-    "    dtype = torch.bfloat16\n",
     "if torch.accelerator.is_available():\n    cudnn.deterministic = True\n",
     "if torch.cuda.is_available():\n    major = torch.cuda.get_device_properties(0).major\n",
     "ctx = nvtx.range('x') if torch.cuda.is_available() else None\n",
@@ -43,6 +41,10 @@ PORTABLE = [
     "if torch.cuda.is_available():\n    pass\nelse:\n    import flash_attn\n",
     "if torch.cuda.is_available() or force:\n    torch.backends.cudnn.benchmark = True\n",
     "if args.cuda:\n    torch.backends.cudnn.benchmark = True\n",
+    # a capability test is ported where it is (TP316: False off CUDA)
+    "if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8:\n"
+    "    dtype = torch.bfloat16\n",
+    "if torch.cuda.is_available():\n    print(torch.cuda.get_device_name(0))\n",
 ]
 HEADER = (
     "import torch\nimport torch.backends.cudnn as cudnn\nimport torch.cuda.nvtx as nvtx\n"

@@ -178,6 +178,10 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
         "prints only under torch.accelerator.is_available()", [("", "2.0\n")]
     ),
     "TP301/target_2_6": ByDesign(ON_ACCELERATOR, [("False 0", "True 2")]),
+    "TP301/from_torch_cuda_import": ByDesign(
+        "prints the device only under torch.accelerator.is_available()",
+        [("", "tpsim\n")],
+    ),
     "TP303/device_context_int_index": ByDesign(
         "one total per device", [("[2.0, 4.0]", "[2.0, 2.0, 4.0]")]
     ),

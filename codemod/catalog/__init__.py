@@ -26,6 +26,7 @@ from codemod.catalog import (
     cuda_only,
     device_strings,
     distributed,
+    queries,
     runtime,
     tensor_methods,
     tensor_types,
@@ -44,6 +45,7 @@ PASS_ORDER = (
     "device_strings",
     "tensor_methods",
     "amp",
+    "cuda_queries",
     "cuda_runtime",
     "tensor_types",
     "distributed",
@@ -58,6 +60,7 @@ ROWS: Tuple[Row, ...] = tuple(
     + device_strings.ROWS
     + tensor_methods.ROWS
     + amp.ROWS
+    + queries.ROWS
     + distributed.ROWS
     + backend_flags.ROWS
     + cuda_only.ROWS

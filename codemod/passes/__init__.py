@@ -8,6 +8,7 @@ runtime pass rewrites ``torch.cuda.is_available()`` on its own.
 """
 
 from codemod.passes.amp import Amp
+from codemod.passes.cuda_queries import CudaQueries
 from codemod.passes.runtime import CudaRuntime
 from codemod.passes.device_strings import DeviceStrings
 from codemod.passes.tensor_methods import TensorMethods
@@ -20,6 +21,7 @@ PASSES = (
     DeviceStrings,
     TensorMethods,
     Amp,
+    CudaQueries,
     CudaRuntime,
     TensorTypes,
     Distributed,

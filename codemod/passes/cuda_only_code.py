@@ -11,7 +11,7 @@ widening it to every accelerator; the CUDA-only pass reports such guards (TP910)
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Sequence, Union
+from typing import List, Optional, Sequence, Set, Union
 
 import libcst as cst
 
@@ -21,6 +21,7 @@ from codemod.passes.base import walk
 from codemod.passes.guards import QualifiedName, availability_calls
 from codemod.passes.imported import imported_names
 from codemod.passes.names import dotted_name
+from codemod.passes.query_sites import ported_queries
 
 DEVICE_PROPERTIES = "torch.cuda.get_device_properties"
 # What the CUDA-only pass reports stays CUDA-only too: its names and modules, and
@@ -34,6 +35,12 @@ class _CudaOnlyFinder(cst.CSTVisitor):
     def __init__(self, qualified_name: QualifiedName) -> None:
         self.qualified_name = qualified_name
         self.found = False
+        self.ported: Set[cst.CSTNode] = set()  # queries ported where they are
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node in self.ported:
+            return False
+        return super().on_visit(node)
 
     def _check(self, node: cst.CSTNode) -> bool:
         name = self.qualified_name(node) or dotted_name(node)
@@ -106,6 +113,8 @@ def cuda_only_code(
     finder = _CudaOnlyFinder(qualified_name)
     for part in parts:
         if part is not None:
+            # a query in a message or a capability test needs no CUDA once ported
+            finder.ported = ported_queries(part, qualified_name)
             part.visit(finder)
     return finder.found
 

@@ -39,6 +39,7 @@ from codemod.passes.guards import (
     cuda_string,
 )
 from codemod.passes.names import dotted_name
+from codemod.passes.query_sites import ported_queries
 
 OTHER_MODULES = tuple(
     f"torch.{m}" for m in ("backends.mps", "mps", "xpu", "npu", "tpu", "hpu", "mtia")
@@ -116,8 +117,9 @@ _ROWS = {n: r for r in catalog.ROWS if r.kind == "name" for n in r.names}
 
 
 def _calls_unported_cuda(part: cst.CSTNode, qualified_name: QualifiedName) -> bool:
+    ported = ported_queries(part, qualified_name)  # in a message, a capability test
     for call in walk(part):
-        if not isinstance(call, cst.Call):
+        if not isinstance(call, cst.Call) or call in ported:
             continue
         name = qualified_name(call.func)
         if not name or not name.startswith("torch.cuda."):

@@ -101,15 +101,16 @@ RULES = (
         "something else)",
         Fix.NONE,
         None,
-        what="Reports `torch.cuda.get_device_capability()`, `torch.cuda.get_arch_list()`, "
-        "`torch.cuda.is_bf16_supported()` and `get_device_properties(i).major/.minor`.",
+        what="Reports `torch.cuda.get_device_capability()`, `torch.cuda.get_arch_list()` "
+        "and `get_device_properties(i).major/.minor` where they are neither compared "
+        "(TP316) nor only printed (TP315): unpacked, stored, returned.",
         why="SM versions are NVIDIA's. `torch.accelerator.get_device_capability()` "
         "returns supported dtypes and raises on CUDA (checked on an H200).",
         before=(
             "import torch\n"
             "\n"
-            "if torch.cuda.get_device_capability()[0] >= 8:\n"
-            "    dtype = torch.bfloat16"
+            "major, minor = torch.cuda.get_device_capability()\n"
+            "dtype = torch.bfloat16 if major >= 8 else torch.float16"
         ),
         after='if DEVICE().type == "cuda" and torch.cuda.get_device_capability()[0] >= 8:',
         safety="No fix.",

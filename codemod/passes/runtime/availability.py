@@ -24,7 +24,12 @@ from codemod.passes.cuda_only_code import (
     cuda_only_code,
     guards_cuda_only_code,
 )
-from codemod.passes.guards import exit_guards, fallback_checks, is_cuda_test
+from codemod.passes.guards import (
+    and_operands,
+    exit_guards,
+    fallback_checks,
+    is_cuda_test,
+)
 from codemod.passes.base import attribute_name, walk
 from codemod.passes.runtime.tables import CUDA_ONLY_MODULES
 
@@ -228,7 +233,9 @@ class AvailabilityTests:
 
     def _outside_cuda_branches(self, node: cst.CSTNode):
         """``node`` and what is below it, but for the test and body of each ``if
-        DEVICE().type == "cuda":`` (its ``else`` included)."""
+        DEVICE().type == "cuda":`` (its ``else`` included), of each ``X if
+        DEVICE().type == "cuda" else Y`` (its ``Y`` included) and the operands after
+        ``DEVICE().type == "cuda" and``: what the queries pass keeps for CUDA."""
         device_name = self.runtime.context.device_name
         stack = [node]
         fallbacks = set()  # CUDA's disabled autocast, where there is no accelerator
@@ -240,5 +247,16 @@ class AvailabilityTests:
             yield current
             if isinstance(current, cst.If) and is_cuda_test(current.test, device_name):
                 stack.extend([current.orelse] if current.orelse else [])
+            elif isinstance(current, cst.IfExp) and is_cuda_test(
+                current.test, device_name
+            ):
+                stack.append(current.orelse)
+            elif isinstance(current, cst.BooleanOperation) and isinstance(
+                current.operator, cst.And
+            ):
+                operands = and_operands(current)
+                tests = [is_cuda_test(o, device_name) for o in operands]
+                end = tests.index(True) + 1 if True in tests else len(operands)
+                stack.extend(reversed(operands[:end]))
             else:
                 stack.extend(reversed(current.children))

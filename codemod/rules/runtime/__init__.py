@@ -11,7 +11,7 @@ carry them too, for the names whose fix needs them.
 from __future__ import annotations
 
 from codemod.model.rule import Fix, Rule
-from codemod.rules.runtime import devices, memory, rng
+from codemod.rules.runtime import devices, memory, queries, rng
 
 UNPORTED = Rule(
     "TP390",
@@ -21,11 +21,12 @@ UNPORTED = Rule(
     None,
     what="Reports `torch.cuda` names torchport has no portable form for "
     "(`memory_summary`, `get_device_properties`, `initial_seed`, ...), with "
-    "advice. (CUDA-only calls made for their effect alone are TP911.)",
+    "advice. (CUDA-only calls made for their effect alone are TP911; a query "
+    "whose value only goes into text is TP315.)",
     why="They raise or mean nothing on other devices.",
-    before=("import torch\n" "\n" "print(torch.cuda.memory_summary())"),
+    before=("import torch\n" "\n" "summary = torch.cuda.memory_summary()"),
     after='if DEVICE().type == "cuda":  # by hand\n'
-    "    print(torch.cuda.memory_summary())",
+    "    summary = torch.cuda.memory_summary()",
     valid=(
         ("def report(cuda):\n" "    print(cuda.memory_summary())"),
         ('cuda_version = "12.1"\n' 'print(f"built for CUDA {cuda_version}")'),
@@ -35,7 +36,7 @@ UNPORTED = Rule(
 
 RULES = tuple(
     sorted(
-        (*devices.RULES, *memory.RULES, *rng.RULES, UNPORTED),
+        (*devices.RULES, *memory.RULES, *queries.RULES, *rng.RULES, UNPORTED),
         key=lambda rule: rule.code,
     )
 )

@@ -341,11 +341,11 @@ RULES = (
         why="No accelerator API names a device: torch.accelerator has no "
         "get_device_name, and a backend's device module need not have one (torch.mps "
         "and torch.cpu have none).",
-        before=("import torch\n" "\n" "print(torch.cuda.get_device_name(0))"),
+        before=("import torch\n" "\n" "name = torch.cuda.get_device_name(0)"),
         after=EXAMPLE_BINDING
         + (
-            'print(torch.cuda.get_device_name(0) if DEVICE().type == "cuda" else '
-            "DEVICE().type)"
+            'name = torch.cuda.get_device_name(0) if DEVICE().type == "cuda" else '
+            "DEVICE().type"
         ),
         valid=(
             (
@@ -355,7 +355,10 @@ RULES = (
                 "    print(torch.xpu.get_device_name(0))"
             ),
         ),
-        safety="Unsafe: the same name on CUDA; on another accelerator the program "
-        'prints its device type ("xpu", "mps") where it printed a product name.',
+        safety="Unsafe: the same name on CUDA; elsewhere, where the call raised, "
+        'the device type ("xpu", "mps"), and where the name decides something '
+        '(`"A100" in name`) that type decides it on another accelerator. Where the '
+        "name only goes into text (a message field, a `print()` or logging "
+        "argument) the fix is TP315's, which is safe.",
     ),
 )
