@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from codemod.run.patch_targets import patched_modules
+from codemod.run.patch_targets import patched_modules, read_run
 from tests.cli_helpers import run_cli
 
 MODULE = """import torch
@@ -163,3 +163,17 @@ def test_a_patch_after_non_ascii_text_on_its_line_is_reported(tmp_path):
     )
     proc = run_cli(["check", "test_x.py"], cwd=tmp_path)
     assert "test_x.py:6:22: TP914" in proc.stdout, proc.stdout
+
+
+def test_the_project_tests_are_looked_for_only_when_the_run_mentions_cuda(tmp_path):
+    plain = tmp_path / "plain.py"
+    plain.write_text("x = 1\n")
+
+    def tests():
+        raise AssertionError("looked for the tests")
+
+    assert read_run([plain], tests).tests_read == 0
+    plain.write_text("import torch\nn = torch.cuda.device_count()\n")
+    test = tmp_path / "test_plain.py"
+    test.write_text(TEST)
+    assert read_run([plain], lambda: [test]).tests_read == 1

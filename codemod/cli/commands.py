@@ -238,7 +238,9 @@ def _read_run(paths, files, configs) -> patch_targets.RunFacts:
     run read too (``torchport fix pkg``: a test of ``pkg`` may patch its calls)."""
     from codemod.run.project_tests import project_tests
 
-    tests = project_tests(paths or (".",), files, configs.exclude)
+    def tests():
+        return project_tests(paths or (".",), files, configs.exclude)
+
     return patch_targets.read_run(files, tests)
 
 

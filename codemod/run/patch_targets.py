@@ -43,16 +43,21 @@ class RunFacts:
     kept_for_them: int = 0  # files of the run that keep calls those tests patch
 
 
-def read_run(files: Sequence[Path], tests: Sequence[Path] = ()) -> RunFacts:
+def read_run(files: Sequence[Path], tests=()) -> RunFacts:
     """Patches the tests among ``files`` and ``tests`` make of the run's modules,
-    and the run's tying classes."""
+    and the run's tying classes. ``tests`` may be a function that finds them,
+    called only when a file of the run mentions ``cuda``."""
     found: Dict[str, List[Tuple[str, str, str]]] = {}
     tied: List[Tuple[str, str, str, str]] = []
     index: Optional[Dict[str, str]] = None  # dotted name -> file, built on first need
     outside: Set[str] = set()  # the files patched by tests outside the run
     run = {os.path.realpath(p): str(p) for p in files if p.suffix == ".py"}
-    for number, path in enumerate([*files, *tests]):
+    cuda = False  # whether a test could reach a call of the run
+    read = 0  # the tests outside the run read
+    for number, path in enumerate(_then(files, tests, lambda: cuda)):
+        read += number >= len(files)
         tree, data = _parsed(path)
+        cuda = cuda or b"cuda" in data
         if tree is None:
             continue
         if number < len(files) and TIE.search(data):  # ties of the run's classes
@@ -76,7 +81,15 @@ def read_run(files: Sequence[Path], tests: Sequence[Path] = ()) -> RunFacts:
                 if number >= len(files):
                     outside.add(file)
     patched = {p: tuple(dict.fromkeys(pairs)) for p, pairs in found.items()}
-    return RunFacts(patched, tuple(tied), len(tests), len(outside))
+    return RunFacts(patched, tuple(tied), read, len(outside))
+
+
+def _then(files: Sequence[Path], tests, wanted):
+    """The run's files, then the tests (found when ``wanted()`` after the files)."""
+    yield from files
+    if callable(tests):
+        tests = tests() if wanted() else []
+    yield from tests
 
 
 def tests_note(facts: RunFacts) -> str:
