@@ -5,7 +5,12 @@ loads a PrivateUse1 backend into the calling process, which cannot be undone.
 Its result is cached in a folder named after the torch version, the Python
 version and a hash of the sources and flags; a file lock serialises builders
 (pytest-xdist workers, several ``run()`` calls) and a marker file, written
-last, tells a finished build from one that is under way or was killed.
+last, tells a finished build from one that is under way or was killed. The
+child never loads the backend through torch's autoload (it would wait for
+the lock its parent holds). A new folder starts from the objects of the
+newest finished build for the same torch and Python, so ninja recompiles
+only the sources that changed since. Progress goes to stderr as each
+translation unit finishes, and every half minute while one compiles.
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,13 +62,28 @@ def torch_version() -> str:
         raise SimulatorError("torch is not installed in this Python") from None
 
 
+def _key_prefix() -> str:
+    python = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    return f"torch-{torch_version()}-{python}-"
+
+
+def _inputs() -> list[Path]:
+    # Only what the compiler reads (and how): a stray file in csrc/ does not
+    # make a new build.
+    return sorted(sorted(CSRC.glob("*.cpp")) + sorted(CSRC.glob("*.h"))) + [
+        COMPILE_SCRIPT
+    ]
+
+
+def _input_hashes() -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in _inputs()}
+
+
 def build_dir() -> Path:
     digest = hashlib.sha256(" ".join(CFLAGS).encode())
-    for path in sorted(CSRC.iterdir()) + [COMPILE_SCRIPT]:
+    for path in _inputs():
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    python = f"py{sys.version_info[0]}{sys.version_info[1]}"
-    key = f"torch-{torch_version()}-{python}-{digest.hexdigest()[:16]}"
-    return cache_root() / "simulator" / key
+    return cache_root() / "simulator" / (_key_prefix() + digest.hexdigest()[:16])
 
 
 def library_path() -> Path:
@@ -84,6 +107,9 @@ def _locked(path: Path):
 
 def _toolchain_env() -> dict[str, str]:
     env = dict(os.environ)
+    # Building must not load a simulator (a torchport one, under `torchport
+    # simulate`, would wait for our lock): the child imports torch only.
+    env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     # The venv's `ninja` (pip install ninja) is found without activating it.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
     compiler = env.get("CXX") or "c++"
@@ -98,6 +124,59 @@ def _toolchain_env() -> dict[str, str]:
             "the tpsim simulator (pip install ninja)"
         )
     return env
+
+
+def _reuse_objects(folder: Path) -> None:
+    """Seed an empty build folder with the objects of the newest finished
+    build (same torch, Python and flags) whose source and every header had
+    the same content; ninja then also checks times and commands."""
+    if (folder / ".ninja_log").exists():
+        return
+    builds = [
+        d
+        for d in folder.parent.glob(_key_prefix() + "*")
+        if d != folder and (d / "built.json").is_file()
+    ]
+    if not builds:
+        return
+    newest = max(builds, key=lambda d: (d / "built.json").stat().st_mtime)
+    try:
+        record = json.loads((newest / "built.json").read_text())
+    except (OSError, ValueError):
+        return
+    then, now = record.get("inputs") or {}, _input_hashes()
+    shared = [n for n in now if not n.endswith(".cpp")]  # headers, the script
+    if record.get("flags") != CFLAGS or any(then.get(n) != now[n] for n in shared):
+        return
+    for name in (n for n in now if n.endswith(".cpp") and then.get(n) == now[n]):
+        obj = newest / (Path(name).stem + ".o")
+        if obj.is_file():
+            shutil.copy2(obj, folder / obj.name)  # its time, as ninja logged it
+    for name in (".ninja_log", ".ninja_deps"):
+        if (newest / name).is_file():
+            shutil.copy2(newest / name, folder / name)
+
+
+_STEP = re.compile(r"^\[(\d+)/(\d+)\].*?(?:-c \S*?([\w.-]+\.cpp)|-o (\S+\.so))")
+
+
+def _progress(line: str, start: float) -> str | None:
+    """A short line for ninja's "[i/n] command" lines, else None."""
+    match = _STEP.match(line)
+    if not match:
+        return None
+    done, total, source, library = match.groups()
+    what = f"compiled {source}" if source else f"linked {Path(library).name}"
+    return f"torchport: [{done}/{total}] {what} ({time.monotonic() - start:.0f} s)"
+
+
+def _heartbeat(start: float, stop: threading.Event) -> None:
+    while not stop.wait(30):
+        print(
+            f"torchport: still compiling ({time.monotonic() - start:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def build(verbose: bool = False) -> Path:
@@ -116,14 +195,18 @@ def build(verbose: bool = False) -> Path:
         (folder / "lock").unlink(missing_ok=True)
         print(
             f"torchport: compiling the {NAME} simulator for torch {torch_version()} "
-            f"(once per torch version, about a minute) in {folder}",
+            f"(once per torch version and torchport release: a minute or two of "
+            f"two CPUs, longer on a busy machine) in {folder}",
             file=sys.stderr,
             flush=True,
         )
+        _reuse_objects(folder)
         start = time.monotonic()
         log = folder / "build.log"
         command = [sys.executable, str(COMPILE_SCRIPT), str(folder), NAME]
         command += [str(s) for s in sources()] + ["--"] + CFLAGS
+        stop = threading.Event()
+        threading.Thread(target=_heartbeat, args=(start, stop), daemon=True).start()
         with open(log, "w") as out:
             proc = subprocess.Popen(
                 command,
@@ -132,12 +215,20 @@ def build(verbose: bool = False) -> Path:
                 stderr=subprocess.STDOUT,
                 text=True,
                 errors="replace",
+                start_new_session=True,  # its compilers die with it (killpg)
             )
-            for line in proc.stdout:  # to the log, and to stderr if verbose
-                out.write(line)
-                if verbose:
-                    sys.stderr.write(line)
-            proc.wait()
+            try:
+                for line in proc.stdout:  # to the log; progress or all to stderr
+                    out.write(line)
+                    shown = line if verbose else _progress(line, start)
+                    if shown:
+                        print(shown.rstrip("\n"), file=sys.stderr, flush=True)
+                proc.wait()
+            finally:
+                stop.set()
+                if proc.poll() is None:  # we were interrupted: so is the compiler
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
         if proc.returncode != 0 or not library.is_file():
             raise SimulatorError(
                 f"building the {NAME} simulator failed: {_first_error(log)} "
@@ -145,7 +236,8 @@ def build(verbose: bool = False) -> Path:
             )
         seconds = time.monotonic() - start
         temp = marker.with_suffix(f".{os.getpid()}")
-        temp.write_text(json.dumps({"torch": torch_version(), "seconds": seconds}))
+        record = {"torch": torch_version(), "seconds": seconds, "flags": CFLAGS}
+        temp.write_text(json.dumps(dict(record, inputs=_input_hashes())))
         os.replace(temp, marker)
         print(f"torchport: built in {seconds:.0f} s", file=sys.stderr, flush=True)
     return library
