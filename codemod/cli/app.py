@@ -14,7 +14,7 @@ from codemod.cli.commands import check_command, fix_command, report_command
 from codemod.cli.options import COMMANDS, YIELDING_COMMANDS
 from codemod.cli.rules import explain_command, rule_command, rules_command
 from codemod.cli.simulate import simulate_command
-from codemod.cli.summary import EXIT_INTERRUPTED
+from codemod.cli.summary import EXIT_ERROR as EXIT_USAGE, EXIT_INTERRUPTED
 
 INTERRUPTED = "torchport: interrupted; files not yet rewritten are untouched"
 
@@ -31,6 +31,9 @@ class DefaultGroup(click.Group):
         first = args[0] if args else None
         if first is None and ctx.resilient_parsing:
             return super().parse_args(ctx, args)  # completing the first word
+        if first is None:  # bare `torchport`: the help, as Ruff gives it (exit 2)
+            click.echo(ctx.get_help(), err=True)
+            ctx.exit(EXIT_USAGE)
         if first in ("--version", "-V", "-h", "--help"):
             return super().parse_args(ctx, args)
         if first in YIELDING_COMMANDS and os.path.exists(first):

@@ -14,7 +14,13 @@ from typing import List, Sequence
 import click
 
 from codemod.cli.streams import Output
-from codemod.cli.summary import View, exit_code, summary_line, unsafe_hint
+from codemod.cli.summary import (
+    View,
+    exit_code,
+    next_steps,
+    summary_line,
+    unsafe_hint,
+)
 from codemod.output.findings import Findings, edits_of, problems_of
 from codemod.output.formats import renderer
 from codemod.output.patch import patch_bytes
@@ -94,6 +100,6 @@ def show_results(
     if not view.quiet and (results or not findings.problems):
         click.echo(summary_line(results, findings, view, extra), err=True)
         hint = unsafe_hint(results, view.options)
-        if hint:
-            click.echo(hint, err=True)
+        for line in next_steps(results, view, extra) + ([hint] if hint else []):
+            click.echo(line, err=True)
     return exit_code(results, findings.problems, view, extra)

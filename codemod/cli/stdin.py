@@ -13,7 +13,7 @@ import click
 
 from codemod.cli.results import findings_of, fix_heading, render
 from codemod.cli.streams import Output, fail
-from codemod.cli.summary import EXIT_CLEAN, View, exit_code, unsafe_hint
+from codemod.cli.summary import EXIT_CLEAN, View, exit_code, next_steps, unsafe_hint
 from codemod.output.patch import patch_bytes
 from codemod.output.statistics import render_statistics
 from codemod.output.text import render_fixes
@@ -63,8 +63,9 @@ def run_stdin(name: str, configs, view: View, out: Output) -> int:
         else:
             shown.write(render(findings, view, sources={name: _text(data)}))
     hint = unsafe_hint([result], view.options)
-    if hint and not view.quiet:
-        click.echo(hint, err=True)
+    if not view.quiet:
+        for line in next_steps([result], view) + ([hint] if hint else []):
+            click.echo(line, err=True)
     if view.show_fixes and view.output_format == "text" and view.mode != DIFF:
         shown.write(render_fixes([result], fix_heading(view)))
     for problem in findings.problems:

@@ -15,7 +15,7 @@ from codemod.model.diagnostic import fails
 from codemod.model.options import Options
 from codemod.model.text import printable
 from codemod.output.findings import Findings, plural
-from codemod.run.job import WRITE, FileResult
+from codemod.run.job import DIFF, WRITE, FileResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, like a shell
@@ -97,3 +97,25 @@ def unsafe_hint(results: Sequence[FileResult], options) -> str:
     return (
         f"{plural(count, 'unsafe fix', 'unsafe fixes')} available with --unsafe-fixes"
     )
+
+
+def next_steps(results: Sequence[FileResult], view: View, extra=()) -> List[str]:
+    """What a run that wrote nothing leaves the user to do, as Ruff says it:
+    ``3 fixable with `torchport fix```; and under ``--diff``, whose standard output
+    holds the diff alone, why it exits 1 with sites the diff does not carry."""
+    if view.mode == WRITE:
+        return []
+    lines = []
+    fixable = sum(d.applied for r in results if not r.error for d in r.diagnostics)
+    if fixable and view.mode != DIFF:
+        lines.append(f"{fixable} fixable with `torchport fix`")
+    left = [d for r in results for d in r.diagnostics if fails(d, view.strict)]
+    left += [d for d in extra if fails(d, view.strict)]
+    if left and view.mode == DIFF:
+        lines.append(
+            f"{plural(len(left), 'site')} that no fix rewrites"
+            f" {'is' if len(left) == 1 else 'are'} not in the diff and fail"
+            f"{'s' if len(left) == 1 else ''} the check (exit 1):"
+            " `torchport check` lists them"
+        )
+    return lines

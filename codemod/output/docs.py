@@ -1,7 +1,7 @@
 """Rule documentation, rendered from the ``Rule`` fields (Ruff-style sections).
 
 ``python -m codemod.output.docs`` regenerates ``docs/rules.md`` and the rule tables of the
-README; ``torchport explain CODE`` prints one rule.
+README; ``torchport rule CODE`` prints one rule.
 """
 
 from __future__ import annotations

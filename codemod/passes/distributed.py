@@ -67,7 +67,7 @@ DATA_PARALLEL = set(catalog.names_of("distributed")) - {
 GLOO = (
     '`"gloo"` runs collectives of CPU and CUDA tensors only: on another accelerator a '
     "collective of a device tensor raises; choose the backend by hand (see `torchport "
-    "explain TP507`)"
+    "rule TP507`)"
 )
 DATA_PARALLEL_ADVICE = (
     "`nn.DataParallel` scatters with CUDA only (another accelerator raises in its "
