@@ -4,12 +4,15 @@ does not pull PyTorch's CUDA build; a quick subset of the suite."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 
+import pytest
+
 import codemod
-from tests.cli_helpers import ROOT
+from tests.cli_helpers import GIT_ENV, ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -73,3 +76,90 @@ def test_the_quick_subset_leaves_out_the_slow_tests():
     assert "test_simulator.py" not in proc.stdout
     assert "test_cli_like_ruff.py" in proc.stdout
     assert 'python -m pytest -n 2 -m "not slow"' in README
+
+
+def _release_script():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import release
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    return release
+
+
+def _git(root, *args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, **GIT_ENV)
+    return subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, env=env
+    )
+
+
+def test_every_version_the_readme_names_is_a_release_tag():
+    """pre-commit's `rev:`, pip's `@vX.Y.Z` and SARIF's `helpUri` name a tag: each
+    must be a tag of this clone on a commit that carries that version. The one
+    exception is the release being made: its version on the newest commit, not
+    yet tagged, by the step the README documents (the tag is made once merged)."""
+    from codemod.output.docs import RULES_URL
+
+    if _git(ROOT, "rev-parse", "--is-shallow-repository").stdout.strip() != "false":
+        pytest.skip("not a full git clone (a shallow one holds no tags)")
+    release = _release_script()
+    versions = release.named_versions(README) + release.named_versions(RULES_URL)
+    assert versions and set(versions) <= {codemod.__version__}, versions
+    head = _git(ROOT, "rev-parse", "HEAD").stdout.strip()
+    for version in set(versions):
+        tagged = release.tagged_commit(ROOT, version)
+        if tagged is not None:
+            at_tag = _git(ROOT, "show", f"{tagged}:codemod/__init__.py").stdout
+            assert release.version_of(at_tag) == version
+            continue
+        assert "python scripts/release.py --tag" in README
+        assert release.release_commit(ROOT, version) == head, (
+            f"v{version} is named by the README but is no tag of this clone:"
+            " run `python scripts/release.py --tag` and push the tag"
+        )
+
+
+def _release_tree(root, version: str, readme_version: str) -> None:
+    files = {
+        "codemod/__init__.py": f'__version__ = "{version}"\n',
+        "CHANGELOG.md": f"# Changelog\n\n## Unreleased\n\n## {version} (2026-12-01)\n",
+        "README.md": f"    rev: v{readme_version}\npip install x@v{readme_version}\n",
+        ".pre-commit-hooks.yaml": f"#     rev: v{version}\n",
+        "codemod/output/docs.py": 'RULES_URL = f"x/blob/v{__version__}/docs"\n',
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_the_release_script_tags_the_commit_that_set_the_version(tmp_path):
+    script = [sys.executable, str(ROOT / "scripts" / "release.py"), "--root"]
+    env = dict(os.environ, **GIT_ENV)
+
+    def release(*args):
+        return subprocess.run(
+            [*script, str(tmp_path), *args], capture_output=True, text=True, env=env
+        )
+
+    _git(tmp_path, "init", "-q")
+    _release_tree(tmp_path, "0.3.0", "0.3.0")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "Release 0.3.0")
+    released = _git(tmp_path, "rev-parse", "HEAD").stdout.strip()
+    (tmp_path / "later.py").write_text("x = 1\n")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "Later work")
+    checked = release()
+    assert checked.returncode == 0 and "no tag v0.3.0" in checked.stdout
+    tagged = release("--tag")
+    assert tagged.returncode == 0, tagged.stderr
+    assert "git push origin v0.3.0" in tagged.stdout
+    assert _git(tmp_path, "rev-parse", "v0.3.0^{commit}").stdout.strip() == released
+    assert release("--tag").returncode == 0  # already there: nothing moves
+    moved = release("--tag", "--commit", "HEAD")
+    assert moved.returncode == 1 and "never moved" in moved.stderr
+    _release_tree(tmp_path, "0.3.0", "0.2.9")
+    stale = release()
+    assert stale.returncode == 1
+    assert "README.md: names v0.2.9, not v0.3.0" in stale.stderr
