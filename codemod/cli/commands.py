@@ -206,8 +206,8 @@ def _run_files(paths, mode, configs, view, out, request: _Request) -> int:
             return baseline(files, groups, errors, view, request.jobs)
         report_file = request.report_file
         before = _snapshot(files) if report_file is not None and mode == WRITE else None
-        # JSON and SARIF give each fix its edit: they need the diff of each file.
-        wants_diff = mode == CHECK and view.output_format in ("json", "sarif")
+        # JSON, SARIF and full show each fix's edit: they need each file's diff.
+        wants_diff = mode == CHECK and view.output_format in ("json", "sarif", "full")
         run_mode = DIFF if wants_diff else mode
         facts = _read_run(paths, files, configs)
         results = _run_groups(files, groups, run_mode, request.jobs, view.quiet, facts)

@@ -76,8 +76,9 @@ def output_options(command):
             type=click.Choice(sorted(FORMATS)),
             default="text",
             show_default=True,
-            help="text (one line a site; also `concise`), full (with the code and"
-            " a caret), json (Ruff-shaped records), github (annotations) or sarif.",
+            help="text (one line a site; also `concise`), full (with the code, a"
+            " caret and the fix), json (Ruff-shaped records), github (annotations),"
+            " sarif, gitlab (Code Quality), junit (XML) or pylint.",
         ),
         click.option(
             "-o",

@@ -21,7 +21,13 @@ from codemod.cli.summary import (
     summary_line,
     unsafe_hint,
 )
-from codemod.output.findings import Findings, edits_of, problems_of
+from codemod.output.findings import (
+    Findings,
+    edits_of,
+    path_order,
+    problems_of,
+    site_order,
+)
 from codemod.output.formats import renderer
 from codemod.output.patch import patch_bytes
 from codemod.output.statistics import render_statistics
@@ -33,9 +39,12 @@ def findings_of(results: Sequence[FileResult], errors: List[str], view: View):
     """Everything a format shows: the sites, and each problem as a record."""
     problems = [p for line in errors for p in problems_of(*_split_error(line))]
     problems += [p for r in results if r.error for p in problems_of(r.path, r.error)]
+    problems.sort(key=lambda p: path_order(p.path))
     edits = {r.path: edits_of(r.diff) for r in results if r.diff}
     shown = [d for r in results for d in _shown(r.diagnostics, view)]
-    return Findings(shown, problems, view.mode, edits, view.strict)
+    return Findings(
+        sorted(shown, key=site_order), problems, view.mode, edits, view.strict
+    )
 
 
 def _split_error(line: str):
@@ -83,8 +92,9 @@ def show_results(
 ) -> int:
     """Show a run over files; its exit code. ``extra`` diagnostics (unused
     ``noqa`` directives) are shown and counted with the sites."""
+    results = sorted(results, key=lambda r: path_order(r.path))
     findings = findings_of(results, errors, view)
-    findings.diagnostics.extend(extra)
+    findings.diagnostics = sorted(findings.diagnostics + list(extra), key=site_order)
     if view.mode == DIFF:  # the output carries the diff and nothing else
         for result in results:
             if result.diff:

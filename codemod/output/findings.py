@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Dict, List, Optional
 
 from codemod.model.text import printable, printable_path
@@ -110,6 +111,7 @@ class Edit:
     start: int
     end: int
     content: str
+    removed: str = ""  # the lines replaced, as they were
 
 
 def edits_of(diff: str) -> List[Edit]:
@@ -118,15 +120,18 @@ def edits_of(diff: str) -> List[Edit]:
     old_line = 0
     start: Optional[int] = None
     added: List[str] = []
-    removed = 0
+    removed: List[str] = []
 
     def close() -> None:
         nonlocal start, added, removed
         if start is not None:
-            edits.append(Edit(start, start + removed, "".join(added)))
-        start, added, removed = None, [], 0
+            end = start + len(removed)
+            edits.append(Edit(start, end, "".join(added), "".join(removed)))
+        start, added, removed = None, [], []
 
-    for line in diff.splitlines(keepends=True):
+    lines = diff.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        previous = lines[index - 1] if index else ""
         if line.startswith("@@"):
             close()
             old_line = int(re.match(r"@@ -(\d+)", line).group(1))
@@ -136,14 +141,17 @@ def edits_of(diff: str) -> List[Edit]:
             continue
         elif line.startswith("-"):
             start = old_line if start is None else start
-            removed += 1
+            removed.append(line[1:])
             old_line += 1
         elif line.startswith("+"):
             start = old_line if start is None else start
             added.append(line[1:])
         elif line.startswith("\\"):
-            if added:  # "\ No newline at end of file" after an added line
+            # "\ No newline at end of file" after the line it is about.
+            if previous.startswith("+") and added:
                 added[-1] = added[-1].rstrip("\n")
+            elif previous.startswith("-") and removed:
+                removed[-1] = removed[-1].rstrip("\n")
         else:
             close()
             old_line += 1
@@ -160,6 +168,13 @@ class Findings:
     mode: str = WRITE
     edits: Dict[str, List[Edit]] = field(default_factory=dict)  # path -> change blocks
     strict: bool = False
+
+    def fails(self, d: Diagnostic) -> bool:
+        """Whether ``d`` fails this run: a site left that fails the check, or
+        (not writing) one a fix would rewrite, since its file would change."""
+        if d.applied:
+            return self.mode != WRITE
+        return d.severity != "info" or self.strict
 
     def state(self, d: Diagnostic) -> str:
         if d.applied:
@@ -185,6 +200,17 @@ class Findings:
         if fixed and fixed[0] is d:
             mine += [b for b in blocks if not any(touches(b, s) for s in fixed)]
         return sorted(set(mine), key=lambda b: (b.start, b.end))
+
+
+def path_order(path: str):
+    """Paths ordered as Ruff orders them, name by name along the path (so
+    ``a/z.py``, ``a.py``, ``b/c.py``, ``main.py``), not the top folder's files
+    first."""
+    return PurePath(path).parts
+
+
+def site_order(d: "Diagnostic"):
+    return (path_order(d.path), d.cell or 0, d.line, d.col, d.code)
 
 
 def as_findings(given) -> "Findings":

@@ -15,6 +15,9 @@ _RENDERERS: Dict[str, Tuple[str, str]] = {
     "json": ("codemod.output.json_format", "render_json"),
     "github": ("codemod.output.github", "render_github"),
     "sarif": ("codemod.output.sarif", "render_sarif"),
+    "junit": ("codemod.output.junit", "render_junit"),
+    "gitlab": ("codemod.output.gitlab", "render_gitlab"),
+    "pylint": ("codemod.output.pylint", "render_pylint"),
 }
 FORMATS = tuple(_RENDERERS)
 

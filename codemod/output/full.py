@@ -11,7 +11,14 @@ train.py:3:5: TP201 [*] `.cuda()` moves to CUDA only; use `.to(DEVICE)`
 4 | print(x)
   |
   = help: `torchport fix` rewrites it
+
+  Safe fix:
+  3 - x = torch.ones(2).cuda()
+    + x = torch.ones(2).to(DEVICE())
 ```
+
+The fix is shown under ``check`` (``fix`` has made it; ``--show-fixes`` lists
+it).
 
 The code is read from the file as it is when the output is written (after a
 rewrite, with ``fix``), or from the text given (standard input); in a notebook,
@@ -41,7 +48,31 @@ def render_full(findings: Findings, color: bool = False, sources=None) -> str:
         lines = _lines(d, texts, split)
         if lines:
             out.append(_snippet(d, lines, style))
-        out.append(f"  = help: {_help(d, findings.mode)}\n\n")
+        out.append(f"  = help: {_help(d, findings.mode)}\n")
+        out.append(_fix(findings.edits_for(d), d, lines, style) + "\n")
+    return "".join(out)
+
+
+def _fix(edits, d, lines: List[str], style) -> str:
+    """The change ``torchport fix`` makes for the site (under ``check``): the lines
+    it removes (numbered as they are now) and those it adds; an insertion is shown
+    above the line it goes before."""
+    if not edits:
+        return ""
+    width = len(str(max(e.end for e in edits) + 1))
+    out = [f"\n  {d.fix.capitalize()} fix:\n"]
+
+    def row(number, mark: str, text: str, key) -> None:
+        shown = f"  {number:>{width}} {mark} {printable(text.expandtabs(4))}".rstrip()
+        out.append((style(shown, key) if key else shown) + "\n")
+
+    for edit in edits:
+        for offset, line in enumerate(edit.removed.splitlines()):
+            row(edit.start + offset, "-", line, "code")
+        for line in edit.content.splitlines():
+            row("", "+", line, "fix")
+        if not edit.removed and 1 <= edit.start <= len(lines):
+            row(edit.start, " ", lines[edit.start - 1], None)
     return "".join(out)
 
 

@@ -12,7 +12,7 @@ RULES = (
         "TP601",
         "cudnn-benchmark",
         "`torch.backends.cudnn.benchmark` tunes cuDNN only: it does nothing on other "
-        "devices; keep it (no portable switch exists) and `# noqa: TP601`",
+        "devices; keep it (no portable switch exists)",
         Fix.NONE,
         None,
         what="Reports reads and writes of `torch.backends.cudnn.benchmark`.",

@@ -25,7 +25,7 @@ from codemod.run.io import (
 )
 from codemod.run.keep import MetadataError
 from codemod.run.pinned import Folder, LinkOnTheWay
-from codemod.run.job import DIFF, WRITE, FileResult, Job
+from codemod.run.job import CHECK, DIFF, WRITE, FileResult, Job
 from codemod.run.limits import nesting_problem, statement_problem
 from codemod.run.prefilter import needs_parsing
 
@@ -203,6 +203,10 @@ def _process_file(path: Path, display: str, job: Job) -> FileResult:
         if result.changed and job.mode == WRITE and result.error is None:
             result.error = _write(path, display, result.output, data, before, folder)
             result.written = result.error is None
+            if not result.written:  # every site is left, where it is in the file
+                check = process_source(display, data, replace(job, mode=CHECK), path)
+                left = [replace(d, applied=False) for d in check.diagnostics]
+                result.diagnostics = left
     result.output = None  # do not ship file contents back to the parent
     return result
 
