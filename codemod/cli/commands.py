@@ -232,7 +232,20 @@ def _run_files(paths, mode, configs, view, out, request: _Request) -> int:
         from codemod.output.report import write_report
 
         settings = groups[0][0] if groups else configs.settings_for(Path("x"))
-        write_report(report_file, results, errors, mode, settings, before)
+        try:
+            write_report(report_file, results, errors, mode, settings, before)
+        except OSError as error:
+            shown = visible(printable_path(str(report_file)))
+            written = sum(r.written for r in results)
+            rewritten = (
+                f"; {plural(written, 'file was', 'files were')} rewritten all the same"
+                if written
+                else ""
+            )
+            raise OutputError(
+                f"cannot write the report {shown}: {error.strerror or error}"
+                f" (the previous one is as it was){rewritten}"
+            ) from None
         if not view.quiet:
             shown = visible(printable_path(str(report_file)))
             click.echo(f"Wrote the migration report to {shown}", err=True)
@@ -378,7 +391,11 @@ def report_command(paths, output, **options) -> None:
     except ConfigError as error:
         fail(str(error))
     except OSError as error:
-        fail(f"{output}: cannot write: {error.strerror or error}")
+        shown = visible(printable_path(str(output)))
+        fail(
+            f"cannot write the report {shown}: {error.strerror or error} (the"
+            " previous one is as it was)"
+        )
     for line in errors + [r.error for r in results if r.error]:
         click.echo(visible(printable_path(line)), err=True)
     shown = visible(printable_path(str(output)))

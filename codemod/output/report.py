@@ -27,13 +27,46 @@ from codemod.output.report_data import FAMILIES, STATES, ReportData, collect
 def write_report(
     output: Path, results, errors, mode: str, settings, before
 ) -> ReportData:
+    """Write the report of a run to ``output``, whole or not at all: a full disk
+    or a killed run leaves the previous report as it was (``OSError`` then)."""
     data = collect(results, errors, mode, settings, before)
     if output.suffix.lower() == ".md":
         text = render_markdown(data)
     else:
         text = render_html(data)
-    output.write_text(document_text(text), encoding="utf-8")
+    write_whole(output, document_text(text).encode("utf-8"))
     return data
+
+
+def write_whole(output: Path, data: bytes) -> None:
+    """``data`` into a hidden temporary file beside ``output``, flushed to disk,
+    then renamed over it (through a link to the file the link names)."""
+    import os
+    import tempfile
+
+    target = Path(os.path.realpath(output)) if output.is_symlink() else output
+    handle, temp = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".torchport~", dir=target.parent
+    )
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        try:
+            mode = target.stat().st_mode & 0o7777
+        except FileNotFoundError:  # a new report: as open() would create it
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
 
 
 # The C0 controls a document holds only to deceive: all but tab and newline, and a
