@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Optional
 import click
 
 from codemod.cli.summary import EXIT_INTERRUPTED
+from codemod.model.text import printable
 from codemod.output.findings import visible
 
 COLOR_CHOICES = ("auto", "always", "never")
@@ -156,9 +158,30 @@ def _reason(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
+# A word longer than this (a configuration key, a value, a name of a megabyte)
+# is cut in the middle: a message stays a line a person reads.
+LONGEST_WORD = 200
+
+
+def one_line_shown(message: str) -> str:
+    """``message`` as one line a terminal shows as it is: every control character
+    escaped (``\x1b``, ``\n``), each very long word cut in the middle."""
+    shown = printable(message)
+    if len(shown) <= LONGEST_WORD:
+        return shown
+
+    def cut(match: "re.Match[str]") -> str:
+        word = match.group()
+        skipped = len(word) - LONGEST_WORD
+        half = LONGEST_WORD // 2
+        return f"{word[:half]}...[{skipped} characters]...{word[-half:]}"
+
+    return re.sub(rf"\S{{{LONGEST_WORD + 1},}}", cut, shown)
+
+
 def fail(message: str, code: int = 2) -> None:
     """``torchport: MESSAGE`` on standard error, and exit ``code``."""
-    click.echo(f"torchport: {visible(message)}", err=True)
+    click.echo(f"torchport: {one_line_shown(message)}", err=True)
     sys.exit(code)
 
 

@@ -18,6 +18,7 @@ from typing import List, Tuple
 
 from codemod import __version__
 from codemod.model.diagnostic import Diagnostic
+from codemod.model.text import printable
 from codemod.output.docs import rule_summary
 from codemod.output.findings import plural, visible
 from codemod.output.report_data import FAMILIES, STATES, ReportData, collect
@@ -95,17 +96,36 @@ def _anchor(code: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
+# Markdown's own characters, outside code spans: escaped, so that text from the
+# tree (a file name, a parse error) is never read as emphasis, a link or HTML.
+_MARKDOWN = re.compile(r"([\\*_\[\]<>#!~&|])")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a table cell or a list item: one line (every control character,
+    a newline included, escaped), its Markdown characters escaped outside the
+    code spans it has, and ``|`` escaped in those too (a table reads it first)."""
+    text = printable(text)
+    out, start = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out.append(_MARKDOWN.sub(r"\\\1", text[start : span.start()]))
+        out.append(span.group().replace("|", "\\|"))
+        start = span.end()
+    out.append(_MARKDOWN.sub(r"\\\1", text[start:]))
+    return "".join(out)
 
 
-def _md_code(text: str) -> str:
-    """Inline code that holds any text (backticks inside included)."""
+def _md_code(text: str, in_table: bool = False) -> str:
+    """Inline code that holds any text (backticks inside included) on one line;
+    in a table its ``|`` escaped, as GitHub's tables require even in code."""
+    text = printable(text)
     fence = "`"
     while fence in text:
         fence += "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    code = f"{fence}{pad}{text}{pad}{fence}"
+    return code.replace("|", "\\|") if in_table else code
 
 
 def _where(d: Diagnostic) -> str:
@@ -159,7 +179,7 @@ def render_markdown(data: ReportData) -> str:
         for f in changed:
             fixed = [s.diagnostic.code for s in f.sites if s.state == "rewritten"]
             codes = ", ".join(sorted(set(fixed)))
-            out.append(f"| {_md_code(f.path)} | {len(fixed)} | {codes} |")
+            out.append(f"| {_md_code(f.path, True)} | {len(fixed)} | {codes} |")
         out.append("")
     else:
         out.append("Nothing.\n")
@@ -188,7 +208,7 @@ def render_markdown(data: ReportData) -> str:
     ]
     for row in data.folders():
         out.append(
-            f"| {_md_code(row['folder'])} | {row['files']} | {row['changed']}"
+            f"| {_md_code(row['folder'], True)} | {row['files']} | {row['changed']}"
             f" | {row['rewritten']} | {row['reported']} | {row['informational']}"
             f" | {row['suppressed']} |"
         )
