@@ -24,7 +24,6 @@ was made or is already right), 1 when something disagrees, 2 on bad usage.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys

@@ -50,3 +50,40 @@ def test_a_report_that_cannot_be_written_leaves_the_old_one(tmp_path, name, comm
     if command == "fix":
         assert "1 file was rewritten all the same" in proc.stderr
         assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+
+
+def _report(tmp_path, name="r.md"):
+    proc = subprocess.run(
+        [sys.executable, "-m", "codemod", "report", ".", "-o", name],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return proc, (tmp_path / name).read_text()
+
+
+def test_names_cannot_break_out_of_the_markdown_tables(tmp_path):
+    (tmp_path / "x|y\n| forged | row |.py").write_text(CUDA)
+    (tmp_path / "[link](http:evil)*em*.py").write_text(
+        CUDA + 'DEVICES = ["cuda", "cpu"]\n'
+    )
+    _, text = _report(tmp_path)
+    assert not any(line.startswith("| forged") for line in text.splitlines())
+    assert "| `x\\|y\\n\\| forged \\| row \\|.py` | 1 | TP201 |" in text
+    # In a code span, where Markdown reads nothing: no link, no emphasis.
+    assert "- `[link](http:evil)*em*.py:5:12`: hard-coded" in text
+
+
+def test_suppressed_counts_the_sites_a_noqa_keeps(tmp_path):
+    (tmp_path / "a.py").write_text(
+        "import torch\n"
+        "x = torch.ones(2).cuda()  # noqa: TP201\n"  # suppresses a site
+        "y = 1  # noqa: TP201\n"  # nothing to suppress
+        "z = torch.ones(2).cuda()  # noqa: TP999, E501\n"  # no such rule
+        "w = torch.ones(2).cuda()  # noqa\n"  # every code on its line
+    )
+    proc, text = _report(tmp_path)
+    assert "| TP2xx Tensor and module methods | 1 | 0 | 0 | 2 |" in text
+    assert "0 informational, 2 suppressed" in proc.stderr

@@ -10,9 +10,8 @@ the sites then found on a comment's line are the ones it suppresses.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import click
 
@@ -31,7 +30,7 @@ from codemod.run.io import (
 from codemod.run.job import CHECK, FileResult, Job
 from codemod.run.pool import run
 
-_INERT = re.compile(rb"noqa", re.IGNORECASE)
+_INERT = noqa.INERT
 
 
 # -- --add-noqa -------------------------------------------------------------------
@@ -187,13 +186,7 @@ def _unused_in(path: Path, options, known) -> List[Diagnostic]:
     places = [(c, d) for c, d in places if any(x.startswith("TP") for x in d.codes)]
     if not places:
         return []
-    from codemod.run.process import process_source
-
-    inert = _INERT.sub(b"n_qa", data)
-    rerun = process_source(str(path), inert, Job(CHECK, options, False), path)
-    sites: Dict[Tuple[Optional[int], int], Set[str]] = {}
-    for d in rerun.diagnostics:
-        sites.setdefault((d.cell, d.line), set()).add(d.code)
+    sites = noqa.sites_under_noqa(path, data, options)
     enabled = options.selection.enabled
     out = []
     for cell, directive in places:

@@ -15,6 +15,7 @@ import json
 import re
 import tokenize
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 UNUSED_NOQA = "TP000"
@@ -152,3 +153,30 @@ def unused_codes(
         else:
             out.append(f"unused: {code}")
     return out
+
+
+# The word made inert, every position kept: the file then shows what it suppresses.
+INERT = re.compile(rb"noqa", re.IGNORECASE)
+
+
+def sites_under_noqa(path: Path, data: bytes, options) -> Dict[Tuple, Set[str]]:
+    """(cell, line) -> the codes of the sites torchport finds there when no
+    ``# noqa`` counts: the file processed once more with its ``noqa`` comments
+    made inert. The sites on a comment's line are the ones it suppresses."""
+    from codemod.run.job import CHECK, Job
+    from codemod.run.process import process_source
+
+    inert = INERT.sub(b"n_qa", data)
+    rerun = process_source(str(path), inert, Job(CHECK, options, False), path)
+    sites: Dict[Tuple, Set[str]] = {}
+    for d in rerun.diagnostics:
+        sites.setdefault((d.cell, d.line), set()).add(d.code)
+    return sites
+
+
+def suppressed_here(directive: Directive, found: Iterable[str]) -> List[str]:
+    """The codes of the sites ``found`` on a directive's line that it suppresses:
+    all of them for a bare ``# noqa``, else those its codes (or prefixes) name."""
+    if not directive.codes:
+        return sorted(found)
+    return sorted(f for f in found if any(f.startswith(c) for c in directive.codes))

@@ -7,7 +7,6 @@ the same numbers, collected once.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -146,7 +145,7 @@ def collect(results, errors: Sequence[str], mode: str, settings, before) -> Repo
     files = []
     for result in results:
         text = _read(result.path)
-        suppressed = _suppressed(result.path, text)
+        suppressed = _suppressed(result.path, text, settings)
         if not result.diagnostics and not suppressed and not result.changed:
             continue
         diff = _diff(result, text, before)
@@ -199,16 +198,43 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8-sig", errors="replace")
 
 
-def _suppressed(path: str, text: str) -> Counter:
-    """``# noqa: TPxxx`` comments, per code: real comments only (in a notebook,
-    of its code cells), never the words in a string."""
-    from codemod.output.noqa import cell_sources, directives
+def _suppressed(path: str, text: str, settings) -> Counter:
+    """The sites each ``# noqa`` comment suppresses, per code: real comments only
+    (in a notebook, of its code cells), never the words in a string; a code that
+    suppresses no site on its line, or names no enabled rule, counts nothing."""
+    from codemod.output.noqa import (
+        cell_sources,
+        directives,
+        sites_under_noqa,
+        suppressed_here,
+    )
 
-    sources = cell_sources(text).values() if path.endswith(".ipynb") else [text]
+    if path.endswith(".ipynb"):
+        places = [
+            (cell, d)
+            for cell, source in cell_sources(text).items()
+            for d in directives(source)
+        ]
+    else:
+        places = [(None, d) for d in directives(text)]
+    places = [
+        (c, d)
+        for c, d in places
+        if not d.codes or any(x.startswith("TP") for x in d.codes)
+    ]
     found: Counter = Counter()
-    for source in sources:
-        for directive in directives(source):
-            found.update(c for c in directive.codes if re.fullmatch(r"TP\d{3}", c))
+    if not places:
+        return found
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return found
+    options = settings.options
+    if settings.per_file is not None:
+        options = settings.per_file(Path(path))
+    sites = sites_under_noqa(Path(path), data, options)
+    for cell, directive in places:
+        found.update(suppressed_here(directive, sites.get((cell, directive.line), ())))
     return found
 
 
