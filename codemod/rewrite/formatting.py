@@ -125,6 +125,8 @@ class Layout:
     # Where black's defaults apply, a process that has black imported and formats
     # on request (engine's black_helper); ConnectionError when it cannot answer.
     helper: Any = field(default=None, compare=False, repr=False)
+    # Ruff's quote-style = "single": the strings of the changed lines are requoted.
+    single_quotes: bool = False
 
     def black_mode(self):
         if self.configured is None:
@@ -162,7 +164,7 @@ def _ruff_layout(ruff) -> Layout:
         string_normalization=not ruff.skip_string_normalization,
         magic_trailing_comma=not ruff.skip_magic_trailing_comma,
     )
-    return Layout(line_length, mode)
+    return Layout(line_length, mode, single_quotes=ruff.single_quotes)
 
 
 @functools.lru_cache(maxsize=None)

@@ -114,7 +114,16 @@ def rewrite_source(
     if located is None:
         return Rewrite(source, source)
     visit = visit_chunks(located, options, format_mode, reuse_device)
-    return splice(located, visit, positions)
+    rewrite = splice(located, visit, positions)
+    if getattr(format_mode, "single_quotes", False) and rewrite.code != source:
+        # Ruff's quote-style = "single": the lines written are requoted (in place:
+        # every position stays).
+        from codemod.rewrite.formatting import changed_lines
+        from codemod.rewrite.quotes import single_quoted
+
+        requoted = single_quoted(rewrite.code, changed_lines(source, rewrite.code))
+        rewrite = replace(rewrite, code=requoted)
+    return rewrite
 
 
 # -- locate -------------------------------------------------------------------------

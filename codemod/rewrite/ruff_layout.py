@@ -27,6 +27,7 @@ class RuffLayout:
     # normalize to double quotes).
     skip_string_normalization: bool = False
     skip_magic_trailing_comma: bool = False
+    single_quotes: bool = False  # quote-style = "single": requote what is written
 
     @property
     def needs_black_mode(self) -> bool:
@@ -90,6 +91,7 @@ def _layout(config: Path, table: Dict[str, Any]) -> Optional[RuffLayout]:
         line_length,
         skip_string_normalization=quotes in ("single", "preserve"),
         skip_magic_trailing_comma=formatting.get("skip-magic-trailing-comma") is True,
+        single_quotes=quotes == "single",
     )
     if layout.line_length is None and not layout.needs_black_mode:
         return None
