@@ -163,3 +163,16 @@ def test_the_release_script_tags_the_commit_that_set_the_version(tmp_path):
     stale = release()
     assert stale.returncode == 1
     assert "README.md: names v0.2.9, not v0.3.0" in stale.stderr
+
+
+def test_the_ci_install_does_not_retry_an_unreachable_index():
+    """pip retries each request five times with back-off: with an index that
+    cannot be reached, for every request of every package. The CI script fails
+    each request at once and asks PyTorch's index once."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    first_pip = ci.index("pip install")
+    assert re.search(r"^export .*\bPIP_RETRIES=0\b", ci[:first_pip], re.MULTILINE)
+    assert re.search(r"^export .*\bPIP_TIMEOUT=\d+\b", ci[:first_pip], re.MULTILINE)
+    assert "urllib.request.urlopen" in ci  # the one probe of PyTorch's index
+    grep = "grep -v -e '--extra-index-url' requirements-test.txt"
+    assert grep in ci  # left out when it cannot be reached
