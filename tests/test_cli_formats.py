@@ -43,7 +43,9 @@ def test_diff_prints_only_the_diff_and_one_summary_line(project):
     assert all(line[:1] in "+- @\\" for line in proc.stdout.splitlines())
     assert proc.stderr.splitlines() == [
         "Would rewrite 2 of 2 files (6 sites); 2 sites left (1 informational);"
-        " 0 errors"
+        " 0 errors",
+        "1 site that no fix rewrites is not in the diff and fails the check"
+        " (exit 1): `torchport check` lists them",
     ]
 
 

@@ -111,9 +111,9 @@ def _many_files(tmp_path, count=60):
 def test_no_progress_bar_when_piped(tmp_path):
     _many_files(tmp_path)
     proc = run_cli(["--check", "."], cwd=tmp_path)
-    assert (
-        proc.stderr
-        == "Would rewrite 30 of 60 files (30 sites); 0 sites left; 0 errors\n"
+    assert proc.stderr == (
+        "Would rewrite 30 of 60 files (30 sites); 0 sites left; 0 errors\n"
+        "30 fixable with `torchport fix`\n"
     )
 
 
