@@ -70,12 +70,18 @@ def test_the_quick_subset_leaves_out_the_slow_tests():
     assert "\n    slow: " in setup
     quick = "-m pytest -q -p no:cacheprovider --collect-only -m".split() + ["not slow"]
     files = ["tests/test_simulator.py", "tests/test_cli_like_ruff.py"]
+    # The heaviest tests that remained in it: a project's tests run on PyTorch
+    # twice, and a file of 5 MB.
+    files += ["tests/test_patched_elsewhere.py", "tests/test_robustness.py"]
     proc = subprocess.run(
         [sys.executable, *quick, *files], cwd=ROOT, capture_output=True, text=True
     )
     assert "test_simulator.py" not in proc.stdout
     assert "test_cli_like_ruff.py" in proc.stdout
+    assert "test_the_patched_module_keeps_its_calls_and_the_test" not in proc.stdout
+    assert "test_big_file_is_rewritten" not in proc.stdout
     assert 'python -m pytest -n 2 -m "not slow"' in README
+    assert "under 2 minutes" not in README  # it never held: the figure is stated
 
 
 def _release_script():
