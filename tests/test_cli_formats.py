@@ -39,7 +39,9 @@ def test_diff_prints_only_the_diff_and_one_summary_line(project):
         ["--diff", "--output-format", "json", "train.py", "nb.ipynb"], cwd=project
     )
     assert proc.returncode == 1
-    assert proc.stdout.startswith("--- a/train.py\n+++ b/train.py\n@@ ")
+    # In the order of the paths, as every output lists them.
+    assert proc.stdout.startswith("--- a/nb.ipynb\n+++ b/nb.ipynb\n@@ ")
+    assert "\n--- a/train.py\n+++ b/train.py\n@@ " in proc.stdout
     assert all(line[:1] in "+- @\\" for line in proc.stdout.splitlines())
     assert proc.stderr.splitlines() == [
         "Would rewrite 2 of 2 files (6 sites); 2 sites left (1 informational);"

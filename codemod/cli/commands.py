@@ -15,6 +15,7 @@ import click
 
 from codemod.cli.options import (
     COMMANDS,
+    CheckCommand,
     config_flags,
     output_options,
     run_options,
@@ -66,25 +67,7 @@ def fix_command(ctx, paths, show_diff, check, **options) -> None:
     _run_command(paths, mode, **options)
 
 
-class _CheckCommand(click.Command):
-    """``check``, which writes nothing: Ruff's ``check --fix`` gets the spelling
-    that rewrites here, not just "No such option"."""
-
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.NoSuchOption as error:
-            if error.option_name not in ("--fix", "--fix-only"):
-                raise
-            raise click.UsageError(
-                f"No such option '{error.option_name}': `torchport check` writes"
-                " nothing; `torchport fix PATH...` rewrites (and `torchport fix"
-                " --diff PATH...` shows what it would change)",
-                ctx,
-            ) from None
-
-
-@click.command("check", cls=_CheckCommand)
+@click.command("check", cls=CheckCommand)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff instead.")
 @run_options

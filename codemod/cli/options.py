@@ -21,6 +21,24 @@ COMMANDS = ("check", "fix", "rule", "report")
 YIELDING_COMMANDS = ("rules", "explain", "simulate")
 
 
+class CheckCommand(click.Command):
+    """``check``, which writes nothing: Ruff's ``check --fix`` gets the spelling
+    that rewrites here, not just "No such option"."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            if error.option_name not in ("--fix", "--fix-only"):
+                raise
+            raise click.UsageError(
+                f"No such option '{error.option_name}': `torchport check` writes"
+                " nothing; `torchport fix PATH...` rewrites (and `torchport fix"
+                " --diff PATH...` shows what it would change)",
+                ctx,
+            ) from None
+
+
 def _codes_option(name: str, text: str):
     return click.option(
         name,

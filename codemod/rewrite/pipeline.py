@@ -50,6 +50,7 @@ from codemod.passes.names import ModuleFacts
 from codemod.passes import file_scans
 from codemod.rewrite.pieces import changed_pieces
 from codemod.rewrite.positions import LazyMetadata
+from codemod.rewrite.quotes import requoted
 from codemod.rewrite.traversal import SharedTraversal, outside
 
 
@@ -114,16 +115,7 @@ def rewrite_source(
     if located is None:
         return Rewrite(source, source)
     visit = visit_chunks(located, options, format_mode, reuse_device)
-    rewrite = splice(located, visit, positions)
-    if getattr(format_mode, "single_quotes", False) and rewrite.code != source:
-        # Ruff's quote-style = "single": the lines written are requoted (in place:
-        # every position stays).
-        from codemod.rewrite.formatting import changed_lines
-        from codemod.rewrite.quotes import single_quoted
-
-        requoted = single_quoted(rewrite.code, changed_lines(source, rewrite.code))
-        rewrite = replace(rewrite, code=requoted)
-    return rewrite
+    return requoted(splice(located, visit, positions), format_mode)
 
 
 # -- locate -------------------------------------------------------------------------

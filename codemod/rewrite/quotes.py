@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from dataclasses import replace
 from typing import List, Tuple
 
 # prefix, then a one-line double-quoted body with no quote of either kind and no
@@ -52,3 +53,15 @@ def single_quoted(text: str, lines: List[Tuple[int, int]]) -> str:
         if line[column : column + len(old)] == old:
             rows[row - 1] = line[:column] + new + line[column + len(old) :]
     return "".join(rows)
+
+
+def requoted(rewrite, layout):
+    """``rewrite`` (a pipeline ``Rewrite``) with the lines it changed requoted
+    when ``layout`` asks for single quotes (Ruff's quote-style = "single"); the
+    same length, so every diagnostic's position stays."""
+    if not getattr(layout, "single_quotes", False) or rewrite.code == rewrite.source:
+        return rewrite
+    from codemod.rewrite.formatting import changed_lines
+
+    lines = changed_lines(rewrite.source, rewrite.code)
+    return replace(rewrite, code=single_quoted(rewrite.code, lines))
