@@ -151,6 +151,7 @@ SLOW = (
     "tests/test_fuzz.py",
     "tests/test_concurrency.py",
     "tests/test_cuda_equivalence.py",
+    "tests/test_cpu_equivalence.py",
     "tests/test_readme_snippets.py::test_command_lines_run_as_written",
     # A project's own tests run twice on PyTorch; a file of 5 MB.
     "tests/test_patched_elsewhere.py::test_the_patched_module_keeps_its_calls_and_the_test_still_passes",

@@ -155,6 +155,49 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
         SCALER_ON_ACCELERATOR,
         [("False False\n", "True True\n65536.0 256.0 10\n16.0 True\n")],
     ),
+    "TP401/cpu_host_autocast_context": ByDesign(
+        AMP_ON_ACCELERATOR,
+        [
+            (
+                "torch.float32 torch.float32 torch.float32",
+                "torch.float16 " * 2 + "torch.float16",
+            )
+        ],
+    ),
+    "TP401/cpu_host_cuda_amp_autocast": ByDesign(
+        AMP_ON_ACCELERATOR,
+        [
+            (
+                "torch.float32 torch.float32 torch.float32",
+                "torch.float16 torch.bfloat16 torch.float16",
+            )
+        ],
+    ),
+    "TP401/cpu_host_decorators": ByDesign(
+        AMP_ON_ACCELERATOR + "; its enabled=False decorators switch the accelerator's"
+        " autocast off under the caller's, as CUDA's on CUDA, and on a CPU host CUDA's,"
+        " leaving the caller's CPU autocast on as the original did",
+        [
+            ("decorated torch.float32", "decorated torch.float16"),
+            (
+                "torch.bfloat16 torch.bfloat16\ninside torch.bfloat16",
+                "torch.bfloat16 torch.float32\ninside torch.float32",
+            ),
+        ],
+    ),
+    "TP401/cpu_host_widened_branch": ByDesign(
+        AMP_ON_ACCELERATOR,
+        [("torch.float32 torch.float32", "torch.float16 torch.float16")],
+    ),
+    "TP402/cpu_host_grad_scaler": ByDesign(
+        SCALER_ON_ACCELERATOR,
+        [
+            (
+                "enabled False False False\nscale 1.0 1.0",
+                "enabled True True True\nscale 1024.0 256.0",
+            )
+        ],
+    ),
     "programs/grad_accumulation_scaler": ByDesign(
         SCALER_ON_ACCELERATOR, [("scale 1.0", "scale 4096.0")]
     ),

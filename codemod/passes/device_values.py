@@ -17,6 +17,7 @@ import ast
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from codemod.catalog.amp import AMP_DEVICE_ARGUMENTS
 from codemod.passes.device_positions import Kind
 from codemod.passes.names import ModuleFacts, ast_position, scope_nodes
 
@@ -55,9 +56,12 @@ def _in_scope(scope: ast.AST, facts: ModuleFacts) -> List[Tuple[ast.expr, Kind]]
                 literals[node.id] = None  # bound twice, or to something else
             else:
                 literals[node.id] = parents[id(node)].value  # type: ignore[attr-defined]
+    if isinstance(scope, ast.Module):  # a global read by the module's functions
+        nodes += _function_reads(scope, literals, parents)
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if literals.get(node.id) is not None:
+                reads.setdefault(node.id, [])
                 reads[node.id].append(_read_kind(node, parents, facts))
     return [
         (literal, kinds[0])
@@ -66,6 +70,31 @@ def _in_scope(scope: ast.AST, facts: ModuleFacts) -> List[Tuple[ast.expr, Kind]]
         for kinds in [reads.get(name, [])]
         if kinds and kinds[0] is not None and len(set(kinds)) == 1
     ]
+
+
+def _function_reads(module: ast.Module, literals, parents) -> List[ast.AST]:
+    """The reads, in the module's functions, of the globals in ``literals``; a global
+    some function binds (or names as a parameter) is not followed."""
+    found: List[ast.AST] = []
+    for function in ast.walk(module):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        arguments = function.args
+        own = {a.arg for a in arguments.posonlyargs + arguments.args}
+        own |= {a.arg for a in arguments.kwonlyargs}
+        own |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+        for node, _ in scope_nodes(function):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                own.add(node.id)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                own.update(node.names)
+            elif isinstance(node, ast.Name):
+                found.append(node)
+        for name in own & set(literals):
+            literals[name] = None
+    return found
 
 
 def _bound_to_literal(name: ast.Name, parents) -> bool:
@@ -88,21 +117,33 @@ def _is_literal(value: ast.expr) -> bool:
 
 def _read_kind(name: ast.Name, parents, facts: ModuleFacts) -> Optional[Kind]:
     """What the literal read as ``name`` becomes there: a map_location of
-    torch.load, or a string for ``.to()``; None elsewhere (left to its rules)."""
+    torch.load, a string for ``.to()``, an AMP device type; None elsewhere (left to
+    its rules)."""
     parent = parents.get(id(name))
     if isinstance(parent, ast.keyword):
         call = parents.get(id(parent))
         if parent.arg == "map_location" and _is_load(call, facts):
             return Kind.LOCATION
-        return None
+        amp = _amp_argument(call, facts)
+        return Kind.AMP if amp and parent.arg == amp[1] else None
     if not isinstance(parent, ast.Call):
         return None
+    amp = _amp_argument(parent, facts)
+    if amp and 0 <= amp[0] < len(parent.args) and parent.args[amp[0]] is name:
+        return Kind.AMP  # CUDA's autocast where there is no accelerator
     if len(parent.args) >= 2 and parent.args[1] is name and _is_load(parent, facts):
         return Kind.LOCATION
     if parent.args and parent.args[0] is name:
         is_to = isinstance(parent.func, ast.Attribute) and parent.func.attr == "to"
         return Kind.STRING if is_to else None  # a string stays one, as written
     return None
+
+
+def _amp_argument(call: Optional[ast.AST], facts: ModuleFacts):
+    """(position, keyword) of the device type of a generic AMP callable."""
+    if not isinstance(call, ast.Call):
+        return None
+    return AMP_DEVICE_ARGUMENTS.get(facts.qualified_name(call) or "")
 
 
 def _is_load(call: Optional[ast.AST], facts: ModuleFacts) -> bool:
