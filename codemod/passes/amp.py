@@ -18,6 +18,7 @@ from codemod import catalog
 from codemod.catalog.amp import AMP_DEVICE_TYPE
 from codemod.passes.amp_forms import device_type_template
 from codemod.passes.base import Pass
+from codemod.passes.guards import AcceleratedBranches
 from codemod.rules.amp import RULES
 
 
@@ -113,7 +114,7 @@ def _keyword(name: str, value: cst.BaseExpression, comma) -> cst.Arg:
     )
 
 
-class Amp(Pass):
+class Amp(AcceleratedBranches, Pass):
     RULES = RULES
     TRIGGER = catalog.trigger_of("amp")
 
@@ -234,7 +235,11 @@ class Amp(Pass):
         """The device argument: a decorator's is read at import time."""
         if mapping.device != _AMP:
             return mapping.device
-        return device_type_template(at_import, self.context.options.target_torch)
+        target, accelerated = (
+            self.context.options.target_torch,
+            self.in_accelerated_branch(),
+        )
+        return device_type_template(at_import, target, accelerated)
 
     def _decide(self, node: cst.CSTNode, mapping: Mapping, at_import=False) -> bool:
         reads_device = "{device}" in self._device_template(mapping, at_import)

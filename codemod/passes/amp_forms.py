@@ -28,11 +28,12 @@ from codemod.passes.device_positions import Kind
 _CODE = cst.Module([])
 
 
-def device_type_template(at_import: bool, target_torch) -> str:
-    """The template of an AMP call's device type (``at_import``: a decorator's)."""
+def device_type_template(at_import: bool, target_torch, accelerated: bool) -> str:
+    """The template of an AMP call's device type (``at_import``: a decorator's;
+    ``accelerated``: in code that runs only where there is an accelerator)."""
     if at_import and target_torch >= BUILT_TYPE_TORCH:
         return BUILT_AMP_DEVICE_TYPE
-    return AMP_DEVICE_TYPE
+    return "{device}.type" if accelerated else AMP_DEVICE_TYPE
 
 
 def _is_cuda(node: cst.CSTNode) -> bool:
@@ -119,4 +120,5 @@ class AmpDeviceTypes:
     def amp_device_type(self, original: cst.CSTNode) -> cst.BaseExpression:
         at_import = original in self.at_import
         target = self.context.options.target_torch  # type: ignore[attr-defined]
-        return self.expr(device_type_template(at_import, target))  # type: ignore
+        accelerated = self.in_accelerated_branch()  # type: ignore[attr-defined]
+        return self.expr(device_type_template(at_import, target, accelerated))  # type: ignore
