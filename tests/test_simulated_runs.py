@@ -221,6 +221,14 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
         "prints only under torch.accelerator.is_available()", [("", "2.0\n")]
     ),
     "TP301/target_2_6": ByDesign(ON_ACCELERATOR, [("False 0", "True 2")]),
+    "TP301/hard_requirements": ByDesign(
+        "requires an accelerator",
+        [
+            ("train AssertionError needs a GPU", "train 2.0"),
+            ("launch RuntimeError CUDA is required", "launch launched"),
+            ("main SystemExit no GPU found", "main 1.0"),
+        ],
+    ),
     "TP301/from_torch_cuda_import": ByDesign(
         "prints the device only under torch.accelerator.is_available()",
         [("", "tpsim\n")],

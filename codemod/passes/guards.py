@@ -4,7 +4,9 @@ the guard torchport emits.
 An early exit guards the rest of its block: after ``if not torch.cuda.is_available():
 return`` (or ``continue``, ``break``, ``raise``, ``sys.exit()``) and after ``assert
 torch.cuda.is_available()``, the statements that follow run only with CUDA
-(``exit_guards`` finds them in a block).
+(``exit_guards`` finds them in a block). One that stops the program there (an
+``assert``, a ``raise``, ``sys.exit("needs a GPU")``: ``raising_exit``) is a hard
+requirement of an accelerator.
 
 A fallback check (``if args.device == "cuda" and not torch.cuda.is_available():
 args.device = "cpu"``, or plainly ``if not torch.cuda.is_available(): args.device =
@@ -88,6 +90,38 @@ def exit_guard_calls(
         if _exits(node.body, qualified_name):
             return _unavailability_calls(node.test, qualified_name)
     return []
+
+
+def raising_exit(node: cst.CSTNode, qualified_name: QualifiedName) -> bool:
+    """An early exit that stops the program where CUDA is missing: ``assert
+    torch.cuda.is_available()``, ``raise`` of an error (not a test skip), or
+    ``sys.exit()`` with a message or a non-zero status. Widened to any accelerator,
+    it differs only where the original stopped (a ``return`` or a clean exit does
+    not: the program went on without CUDA there)."""
+    if isinstance(node, cst.Assert):
+        return True
+    if not isinstance(node, cst.If):
+        return False
+    last = node.body.body[-1] if node.body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    if isinstance(last, cst.Raise):
+        raised = last.exc
+        if isinstance(raised, cst.Call):
+            raised = raised.func
+        name = dotted_name(raised) if raised is not None else None
+        return bool(name) and "skip" not in name.lower()  # type: ignore[union-attr]
+    if not (isinstance(last, cst.Expr) and isinstance(last.value, cst.Call)):
+        return False
+    call = last.value
+    if (qualified_name(call.func) or dotted_name(call.func)) not in EXIT_CALLS:
+        return False
+    if len(call.args) != 1 or call.args[0].keyword is not None:
+        return False  # exit() is exit(None): status 0
+    status = call.args[0].value
+    if isinstance(status, cst.Integer):
+        return status.evaluated_value != 0
+    return isinstance(status, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def exit_guards(

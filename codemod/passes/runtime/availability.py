@@ -3,11 +3,17 @@ kept (TP301).
 
 A test is widened only when what it guards no longer needs CUDA once every pass has
 rewritten it. It is kept, and said why, when it guards code that stays CUDA-only,
-when it is an early exit (``if not torch.cuda.is_available(): return``, ``assert
-torch.cuda.is_available()``) whose block is not in view or stays CUDA-only, and when
+when it is an early exit (``if not torch.cuda.is_available(): return``) whose block
+is not in view or stays CUDA-only, and when
 it is a fallback check that takes the CPU when the "cuda" asked for is missing. The
 ``is_available()`` calls of a test are held back (``defer``) until the whole ``if``
 (or the rest of an early exit's block) is known.
+
+An early exit that stops the program (``assert torch.cuda.is_available(), "needs a
+GPU"``, ``if not ...: raise``/``sys.exit(msg)``) is a hard requirement: it becomes
+one of an accelerator whatever follows, its message unchanged. Widened, it stops
+only where no accelerator is, and what follows runs only where the original
+stopped.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from codemod.passes.guards import (
     exit_guards,
     fallback_checks,
     is_cuda_test,
+    raising_exit,
 )
 from codemod.passes.base import attribute_name, walk
 from codemod.passes.runtime.tables import CUDA_ONLY_MODULES
@@ -123,11 +130,16 @@ class AvailabilityTests:
             and not self.runtime.context.chunk_ends_block
         ):
             aligned = False
-        for index, guard in exit_guards(original.body, self.runtime.qualified_name):
+        qualified_name = self.runtime.qualified_name
+        for index, guard in exit_guards(original.body, qualified_name):
             if guard not in self.tests:
                 continue
             rest = (original.body[index + 1 :], body[index + 1 :])
             statement = body[index] if aligned else None
+            if raising_exit(guard, qualified_name) and len(body) == len(original.body):
+                # A hard requirement: widened, it stops only where no accelerator
+                # is, and what follows runs where the original had stopped.
+                rest, statement = ((), ()), body[index]
             if isinstance(guard, cst.Assert):
                 line = original.body[index]
                 small = list(getattr(statement, "body", ()))

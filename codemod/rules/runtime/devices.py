@@ -54,12 +54,17 @@ RULES = (
         "CUDA-only (nvtx, CUDA graphs, `nn.DataParallel`, other `torch.cuda` calls "
         'without a portable form, "cuda" strings left in place, apex, pynvml, ...) is '
         "left as it is, and so is an early exit "
-        "(`if not torch.cuda.is_available(): return`, `assert "
-        "torch.cuda.is_available()`) before such code in its block, and a check "
+        "(`if not torch.cuda.is_available(): return`, a clean `sys.exit(0)`, a test "
+        "skip) before such code in its block, and a check "
         'that takes the CPU when "cuda" was asked for and is missing (`if args.device '
         '== "cuda" and not torch.cuda.is_available():`, or plainly `if not '
         'torch.cuda.is_available(): args.device = "cpu"`). A call to a function of '
-        "the program's own named for CUDA (`dtw_cuda(x)`) counts as CUDA-only code.",
+        "the program's own named for CUDA (`dtw_cuda(x)`) counts as CUDA-only code. "
+        'A hard requirement (`assert torch.cuda.is_available(), "needs a GPU"`, `if '
+        "not torch.cuda.is_available(): raise ...` or `sys.exit(message)`) becomes one "
+        "of an accelerator whatever follows, its message unchanged: it stops only "
+        "where no accelerator is, so what follows runs only where the original "
+        "stopped.",
     ),
     Rule(
         "TP302",
