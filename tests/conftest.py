@@ -137,6 +137,7 @@ def simulated_runner(_runners):
 SLOW = (
     "tests/test_simulator.py",
     "tests/test_simulated_runs.py",
+    "tests/test_unsafe_fixes.py",
     "tests/test_cuda_timing.py",
     "tests/test_fixtures.py::test_after_runs_on_cpu",
     "tests/test_programs.py::test_after_runs_on_cpu",

@@ -120,6 +120,10 @@ class FileContext:
         # CUDA literals bound to a name read only in device positions of one kind
         # (codemod.passes.device_values): (line, column) -> that kind.
         self.device_values: Dict[Tuple[int, int], object] = {}
+        # Reads of a name its scope binds once, to torch.device(...): a device there.
+        self.device_objects: Set[Tuple[int, int]] = set()
+        # argparse options of type=int (their dest): a value of one is an int.
+        self.int_options: Set[str] = set()
         self.torch_name = "torch"
         self.needs_device = False
         self.needs_torch = False  # some pass emitted `torch.<...>`

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Dict, Optional, Pattern, Tuple, Union
+from typing import Dict, Optional, Pattern, Set, Tuple, Union
 
 import libcst as cst
 
@@ -140,11 +140,29 @@ def gated_device_list(node: cst.CSTNode, qualified_name) -> Optional[list]:
     return device_list(node.body)
 
 
-def is_index_name(node: cst.CSTNode) -> bool:
-    """``rank``, ``gpu_id``, ``self.gpu_id``, ``args.local_rank``."""
+def is_index_name(node: cst.CSTNode, int_options=()) -> bool:
+    """``rank``, ``gpu_id``, ``self.gpu_id``, ``args.local_rank``, or an argparse
+    option of ``type=int`` (``args.device``)."""
     if isinstance(node, cst.Attribute):
+        if node.attr.value in int_options:
+            return True
         node = node.attr
     return isinstance(node, cst.Name) and bool(INDEX_NAME.search(node.value))
+
+
+# Names that hold a device index in real code: `.cuda(rank)`, `.cuda(args.gpu)`.
+_INDEX_VALUE = re.compile(r"(^|_)(rank|gpu|gpu_id|device_id|dev_id|idx|index|i)$")
+
+
+def is_index_value(value: cst.BaseExpression, int_options=()) -> bool:
+    """An int literal, a name that says it is an index, or an int option (``args.gpu``
+    of ``type=int``); else it might be a torch.device, which
+    `torch.device(DEVICE().type, x)` would reject."""
+    name = value.attr.value if isinstance(value, cst.Attribute) else None
+    if isinstance(value, cst.Integer) or name in int_options:
+        return True
+    name = value.value if isinstance(value, cst.Name) else name
+    return bool(name and _INDEX_VALUE.search(name))
 
 
 def mentions_device(name: str) -> bool:
@@ -156,10 +174,61 @@ CURRENT_DEVICE = "torch.cuda.current_device"
 _CURRENT_INDEX = re.compile(r"(\w+)\s*=\s*(?:\w+\.)*cuda\.current_device\(\)")
 
 
+_ADD_ARGUMENT = re.compile(r"\badd_argument\(")
+_OPTION = re.compile(r"""\s*(['"])(-{1,2}[A-Za-z][\w-]*)\1\s*(?:,|\Z)""")
+_DEST = re.compile(r"""\bdest\s*=\s*(['"])(\w+)\1""")
+_INT_TYPE = re.compile(r"\btype\s*=\s*int\b")
+
+
+def int_options(source: str) -> Set[str]:
+    """The dests of ``parser.add_argument("--gpu-id", type=int)`` options
+    (``gpu_id``): ``args.gpu_id`` is an int, which as a device means an index."""
+    found: Set[str] = set()
+    if "type=int" not in source.replace(" ", ""):
+        return found
+    for match in _ADD_ARGUMENT.finditer(source):
+        call = _parenthesized(source, match.end())
+        if not _INT_TYPE.search(call):
+            continue
+        dest = _DEST.search(call)
+        names, position = [], 0
+        while True:  # the option strings it starts with: --gpu-id -> gpu_id
+            option = _OPTION.match(call, position)
+            if option is None:
+                break
+            names.append(option.group(2))
+            position = option.end()
+        long = [n for n in names if n.startswith("--")]
+        if dest:
+            found.add(dest.group(2))
+        elif names:
+            found.add((long or names)[0].lstrip("-").replace("-", "_"))
+    return found
+
+
+def _parenthesized(source: str, start: int) -> str:
+    """The text from ``start`` to the parenthesis that closes the one before it."""
+    depth = 1
+    for position in range(start, min(len(source), start + 2000)):
+        char = source[position]
+        depth += char == "("
+        depth -= char == ")"
+        if depth == 0:
+            return source[start:position]
+    return ""
+
+
 def index_hits(hits: Pattern[str], source: str) -> Pattern[str]:
-    """``hits`` and the uses of a name given ``torch.cuda.current_device()`` in a
-    device position (``device=dev``, ``.to(dev)``), on lines that need not say cuda."""
+    """``hits`` and the uses of a name given ``torch.cuda.current_device()``, or of an
+    int option (``args.gpu``), in a device position (``device=dev``, ``.to(dev)``),
+    on lines that need not say cuda."""
     names = _CURRENT_INDEX.findall(source)
+    options = sorted(int_options(source))
+    if options:
+        option = "|".join(options)
+        hits = re.compile(
+            f"{hits.pattern}|(?:to\\(|device=)\\s*(?:\\w+\\.)+(?:{option})\\b"
+        )
     if not names:
         return hits
     alternatives = "|".join(sorted(set(names)))

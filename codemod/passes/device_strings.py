@@ -103,7 +103,7 @@ class DeviceStrings(
     # -- classification, top-down ---------------------------------------------
     def mark(self, node: cst.CSTNode, kind: Kind, code: str) -> None:
         if kind in (Kind.OBJECT, Kind.LOCATION) and (
-            is_index_name(node)
+            is_index_name(node, self.context.int_options)
             or isinstance(node, cst.Name)
             and node.value in self.index_variables
         ):

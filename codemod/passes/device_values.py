@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from codemod.catalog.amp import AMP_DEVICE_ARGUMENTS
 from codemod.passes.device_positions import Kind
@@ -148,3 +148,67 @@ def _amp_argument(call: Optional[ast.AST], facts: ModuleFacts):
 
 def _is_load(call: Optional[ast.AST], facts: ModuleFacts) -> bool:
     return isinstance(call, ast.Call) and facts.qualified_name(call) == "torch.load"
+
+
+def device_objects(
+    tree: ast.Module, facts: ModuleFacts, lines: Sequence[str]
+) -> Set[Tuple[int, int]]:
+    """(line, 1-based column) of each read of a name its scope binds once, to a
+    ``torch.device(...)`` call: a torch.device there (``.cuda(device)`` is then
+    ``.to(device)``, never ``torch.device(type, device)``)."""
+    declared = {
+        name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Global, ast.Nonlocal))
+        for name in node.names
+    }
+    found: Set[Tuple[int, int]] = set()
+    for scope in ast.walk(tree):
+        if isinstance(scope, SCOPES):
+            for read in _device_reads(scope, facts):
+                if read.id not in declared:
+                    found.add(ast_position(read, lines))
+    return found
+
+
+def _device_reads(scope: ast.AST, facts: ModuleFacts) -> List[ast.Name]:
+    bindings: Dict[str, List[ast.AST]] = {}
+    reads: List[ast.Name] = []
+    if not isinstance(scope, ast.Module):
+        arguments = scope.args  # type: ignore[attr-defined]
+        for arg in ast.walk(arguments):
+            if isinstance(arg, ast.arg):
+                bindings.setdefault(arg.arg, []).append(arg)
+    parents: Dict[int, ast.AST] = {}
+    for node, _ in scope_nodes(scope):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                reads.append(node)
+            else:
+                bindings.setdefault(node.id, []).append(parents.get(id(node), node))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bindings.setdefault(node.name, []).append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                bindings.setdefault(name, []).append(node)
+    devices = {
+        name
+        for name, bound in bindings.items()
+        if len(bound) == 1 and _makes_device(bound[0], name, facts)
+    }
+    return [read for read in reads if read.id in devices]
+
+
+def _makes_device(statement: ast.AST, name: str, facts: ModuleFacts) -> bool:
+    """``name = torch.device(...)``."""
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.targets[0].id == name
+        and isinstance(statement.value, ast.Call)
+        and facts.qualified_name(statement.value.func) == "torch.device"
+    )

@@ -4,7 +4,8 @@ scan reads the ``ast``, as a fact set in one statement decides a site in another
 - the ``torch.cuda`` functions a test patches (``codemod.passes.patched``), here
   or, through this module's view of ``torch.cuda``, in another file of the run;
 - availability flags that pick CUDA-only code (``codemod.passes.cuda_flags``);
-- CUDA literals bound to a name read only as a device (``codemod.passes.device_values``);
+- CUDA literals bound to a name read only as a device, and names bound once to a
+  ``torch.device`` (``codemod.passes.device_values``); argparse options of type int;
 - modules moved after an optimizer was made from them (``codemod.passes.moved_parameters``)
   or after two of their modules were given one parameter (``codemod.passes.tied_parameters``),
   reported here, as no pass rewrites anything of them.
@@ -20,6 +21,7 @@ from typing import Sequence
 
 from codemod.passes import cuda_flags, device_values, patched
 from codemod.passes.base import FileContext
+from codemod.passes.device_positions import int_options
 from codemod.model.rule import Fix
 from codemod.passes.moved_parameters import moved_after_optimizer
 from codemod.passes.tied_parameters import moved_after_tie
@@ -38,6 +40,9 @@ def scan(context: FileContext, tree: ast.Module, lines: Sequence[str]) -> None:
         context.patched_elsewhere.setdefault(name, patched.elsewhere_reason(where, how))
     if BOUND_LITERAL.search(source):
         context.device_values = device_values.followed_literals(tree, facts, lines)
+    if "torch.device(" in source or "device(" in source:
+        context.device_objects = device_values.device_objects(tree, facts, lines)
+    context.int_options = int_options(source)
     if "is_available" in source or "device_count" in source:
         context.kept_flags = cuda_flags.kept_flags(tree, facts, lines)
     if "parameters(" in source or "optim" in source:  # reported here: no fix

@@ -9,6 +9,7 @@ import libcst as cst
 
 from codemod import catalog
 from codemod.passes.base import Pass, attribute_name
+from codemod.passes.device_positions import is_index_value
 from codemod.passes.guards import AcceleratedBranches, and_operands
 from codemod.passes.names import dotted_name
 from codemod.rules.tensor_methods import RULES
@@ -46,22 +47,8 @@ def _snake_case(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
-# Names that hold a device index in real code: `.cuda(rank)`, `.cuda(args.gpu)`.
-_INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|device_id|dev_id|idx|index|i)$")
-
-
 def _is_zero(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Integer) and value.evaluated_value == 0
-
-
-def _is_index(value: cst.BaseExpression) -> bool:
-    """An int literal, or a name that says it is an index; anything else might be a
-    torch.device, which `torch.device(DEVICE().type, x)` would reject."""
-    if isinstance(value, cst.Integer):
-        return True
-    name = value.attr.value if isinstance(value, cst.Attribute) else None
-    name = value.value if isinstance(value, cst.Name) else name
-    return bool(name and _INDEX_NAME.search(name))
 
 
 def _non_blocking_named(args: List[cst.Arg]) -> List[cst.Arg]:
@@ -127,6 +114,12 @@ class TensorMethods(AcceleratedBranches, Pass):
             and value.params.params
         ):
             self.storages.add(value.params.params[0].name.value)
+
+    def _bound_device(self, value) -> bool:
+        """A name its scope binds once, to torch.device(...) (device_values)."""
+        if not isinstance(value, cst.Name):
+            return False
+        return self.position(value) in self.context.device_objects
 
     def _is_storage(self, receiver: cst.BaseExpression) -> bool:
         if isinstance(receiver, cst.Call):  # `t.untyped_storage().cuda()`
@@ -258,10 +251,13 @@ class TensorMethods(AcceleratedBranches, Pass):
         if len(index) > 1:
             self.report(original, "TP201")
             return updated
-        literal = not index or _is_index(index[0].value)
-        # `.cuda(x.device)`: a device, which `.to()` takes as it is (but for None).
         value = index[0].value if index else None
-        device = isinstance(value, cst.Attribute) and value.attr.value == "device"
+        bound = self._bound_device(original.args[0].value) if index else False
+        literal = not index or bound or is_index_value(value, self.context.int_options)
+        # `.cuda(x.device)`: a device, which `.to()` takes as it is (but for None).
+        device = (
+            bound or isinstance(value, cst.Attribute) and value.attr.value == "device"
+        )
         message = "" if literal else (DEVICE_ARGUMENT if device else INDEX_ARGUMENT)
         if not self.record_and_decide(
             original, "TP201", message, None if literal else Fix.UNSAFE

@@ -30,10 +30,14 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + ("model = Net().to(DEVICE())\n" "x = x.to(DEVICE(), non_blocking=True)"),
-        safety="Safe for no argument, integer literals and names that say they hold an "
-        "index (`rank`, `local_rank`, `args.gpu`, `device_id`). Any other argument "
-        "is assumed to be an int (unsafe: it could be a torch.device). In a module "
-        "that defines its own `cuda` method the call is only reported.",
+        safety="Safe for no argument, integer literals, names that say they hold an "
+        "index (`rank`, `local_rank`, `args.gpu`, `device_id`), an argparse option "
+        "of `type=int`, and a name its function binds once to `torch.device(...)` "
+        "(`.cuda(device)` is `.to(device)`). Any other argument is assumed to be an "
+        "int (unsafe: were it a torch.device, `torch.device(type, x)` would raise); "
+        "`.cuda(x.device)` becomes `.to(x.device)` (unsafe: a None device is no move "
+        "for `.to()`, the current device for `.cuda()`). In a module that defines "
+        "its own `cuda` method the call is only reported.",
         valid=(
             ("import torch\n" "\n" "if args.cuda:\n" '    print("asked for CUDA")'),
         ),
