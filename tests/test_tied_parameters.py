@@ -53,6 +53,8 @@ def test_the_tying_class_and_its_first_tie_are_read():
     assert ties_in(ast.parse(MODEL)) == [
         ("GPT", "self.transformer.wte.weight = self.lm_head.weight", "__init__", 10)
     ]
+    copies = "class C:\n    def __init__(self):\n        self.cfg.lr = self.args.lr\n"
+    assert ties_in(ast.parse(copies)) == []
 
 
 def test_a_run_reports_the_move_in_the_other_file(tmp_path):
@@ -101,3 +103,5 @@ def test_a_tie_made_in_the_scope_before_the_move_is_reported():
     ((start, _, message),) = _sites(code, {})
     assert start[0] == 4 and "`m.a.weight = m.b.weight` (line 3)" in message
     assert _sites("m.a = m.b\nm.to('cuda')\n", {}) == []  # one module, two names
+    copied = "m.config.lr = m.args.lr\nm.to('cuda')\n"  # no parameter
+    assert _sites(copied, {}) == []

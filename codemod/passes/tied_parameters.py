@@ -17,11 +17,14 @@ move of an instance (``model = GPT(...)``, ``GPT.from_pretrained(...)``, then
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 
 from codemod.passes.moved_parameters import BACKENDS_TIE, CONVERSIONS, Site, SCOPES
 from codemod.passes.names import ast_position, dotted_name, scope_nodes
 
+# What a parameter is called (`self.config.lr = self.args.lr` ties nothing).
+PARAMETER = re.compile(r"\w*(?:weight|bias)s?", re.IGNORECASE)
 Tie = Tuple[str, str, str, int]  # class, the tie as written, its method, line
 TIED_CLASS = (
     "`{module}.{method}()` of a `{cls}`, whose modules share a parameter "
@@ -34,8 +37,9 @@ TIED_HERE = (
 
 
 def _tie(node: ast.AST, root: str) -> str:
-    """``a.b.w = a.c.w`` as written when both sides are attributes of attributes of
-    ``root`` (a parameter of one submodule handed to another), else ""."""
+    """``a.b.weight = a.c.weight`` as written when both sides are parameters
+    (``weight``, ``bias``, ``in_proj_weight``) of attributes of ``root`` (a
+    parameter of one submodule handed to another), else ""."""
     if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
         return ""
     target, value = dotted_name(node.targets[0]), dotted_name(node.value)
@@ -45,7 +49,7 @@ def _tie(node: ast.AST, root: str) -> str:
         return ""
     for name in (target, value):
         head, *path = name.split(".")
-        if head != root or len(path) < 2:
+        if head != root or len(path) < 2 or not PARAMETER.fullmatch(path[-1]):
             return ""
     return f"{target} = {value}"
 
