@@ -186,8 +186,11 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
         ],
     ),
     "TP401/cpu_host_widened_branch": ByDesign(
-        AMP_ON_ACCELERATOR,
-        [("torch.float32 torch.float32", "torch.float16 torch.float16")],
+        AMP_ON_ACCELERATOR + "; " + SCALER_ON_ACCELERATOR,
+        [
+            ("torch.float32 torch.float32", "torch.float16 torch.float16"),
+            ("default torch.float32 False", "default torch.float16 True"),
+        ],
     ),
     "TP402/cpu_host_grad_scaler": ByDesign(
         SCALER_ON_ACCELERATOR,

@@ -95,6 +95,17 @@ class AmpDeviceTypes:
     def visit_Decorator(self, node: cst.Decorator) -> None:
         self.decorator_calls.add(node.decorator)
 
+    def visit_Parameters(self, node: cst.Parameters) -> None:
+        """A default read only as an AMP device type (codemod.passes.device_values),
+        evaluated where the function is defined: at import, for most."""
+        values = self.context.device_values  # type: ignore[attr-defined]
+        for param in (*node.posonly_params, *node.params, *node.kwonly_params):
+            default = param.default
+            if default is not None and values:
+                if values.get(self.position(default)) is Kind.AMP:  # type: ignore
+                    self.mark(default, Kind.AMP, "TP105")  # type: ignore
+                    self.at_import.add(default)
+
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         self.keep_fallback(node)
 

@@ -63,13 +63,39 @@ def _in_scope(scope: ast.AST, facts: ModuleFacts) -> List[Tuple[ast.expr, Kind]]
             if literals.get(node.id) is not None:
                 reads.setdefault(node.id, [])
                 reads[node.id].append(_read_kind(node, parents, facts))
-    return [
+    found = [
         (literal, kinds[0])
         for name, literal in literals.items()
         if literal is not None
         for kinds in [reads.get(name, [])]
         if kinds and kinds[0] is not None and len(set(kinds)) == 1
     ]
+    if not isinstance(scope, ast.Module):
+        found += _amp_defaults(scope, nodes, parents, facts)
+    return found
+
+
+def _amp_defaults(function, nodes, parents, facts) -> List[Tuple[ast.expr, Kind]]:
+    """A parameter's CUDA default (``device_type="cuda"``) that the function only
+    reads as an AMP device type, never rebinding it."""
+    arguments = function.args
+    positional = arguments.posonlyargs + arguments.args
+    pairs = list(
+        zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults)
+    )
+    pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d]
+    found = []
+    for arg, default in pairs:
+        if not _is_literal(default):
+            continue
+        kinds = {
+            _read_kind(node, parents, facts) if isinstance(node.ctx, ast.Load) else None
+            for node in nodes
+            if isinstance(node, ast.Name) and node.id == arg.arg
+        }
+        if kinds == {Kind.AMP}:
+            found.append((default, Kind.AMP))
+    return found
 
 
 def _function_reads(module: ast.Module, literals, parents) -> List[ast.AST]:
