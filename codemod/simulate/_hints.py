@@ -97,6 +97,17 @@ def hint(message: str, source: str = "", in_library: bool = False) -> str | None
             f"torch.{NAME} offers only what torch.accelerator offers: use "
             "torch.accelerator, torch.Stream or torch.Event instead"
         )
+    if "tpsim stream check:" in message:
+        return (
+            "a stream's results were used without waiting for it: make the "
+            "stream that uses them wait first (current.wait_stream(side)), as "
+            "CUDA requires"
+        )
+    if "No backend type associated with device type cpu" in message:
+        return (
+            f"a CPU tensor went into a collective of the {NAME} group (tpccl, as "
+            "NCCL, serves device tensors only): move it with .to(DEVICE)"
+        )
     if "device type for generator but found 'cpu'" in message:
         return "create the generator on the device: torch.Generator(device=DEVICE)"
     if "has no attribute '_scatter'" in message or "_broadcast_coalesced" in message:

@@ -1,7 +1,8 @@
 // Devices, streams and events. Work runs synchronously on the host, so a
 // stream is only an id and an event only a timestamp; the bookkeeping (which
 // stream is current, on which device an event was recorded, timing flags) is
-// real, so code that mixes devices or streams up fails as it would on a GPU.
+// real, so code that mixes devices or streams up fails as it would on a GPU,
+// and every wait and synchronisation is told to the stream check.
 #include "sim.h"
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -103,14 +104,20 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
     tls_streams[index] = s.id();
     return old;
   }
-  bool queryStream(const c10::Stream&) const override {
+  // A query that answers "done" orders the host after the work, as the
+  // synchronisation that a polling loop ends with does.
+  bool queryStream(const c10::Stream& stream) const override {
+    host_waits_stream(stream);
     return true;
   }
-  void synchronizeStream(const c10::Stream&) const override {}
+  void synchronizeStream(const c10::Stream& stream) const override {
+    host_waits_stream(stream);
+  }
   void synchronizeDevice(const c10::DeviceIndex index) const override {
     if (index >= 0) {
       check_index(index);
     }
+    host_waits_device(index);
   }
   void recordDataPtrOnStream(
       const c10::DataPtr&, const c10::Stream&) const override {}
@@ -135,17 +142,26 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
     }
     e->device = stream.device_index();
     e->when = std::chrono::steady_clock::now();
+    event_recorded(e, stream);
   }
   void block(void* event, const c10::Stream& stream) const override {
-    // Everything already ran: waiting is a no-op once the event exists.
+    // Everything already ran: waiting only orders the stream after the event.
     if (event != nullptr) {
       check_index(stream.device_index());
+      stream_waits_event(event, stream);
     }
   }
-  bool queryEvent(void*) const override {
+  bool queryEvent(void* event) const override {
+    if (event != nullptr) {
+      host_waits_event(event);
+    }
     return true;
   }
-  void synchronizeEvent(void*) const override {}
+  void synchronizeEvent(void* event) const override {
+    if (event != nullptr) {
+      host_waits_event(event);
+    }
+  }
   double elapsedTime(
       void* start, void* end, const c10::DeviceIndex) const override {
     TORCH_CHECK(
@@ -165,6 +181,12 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
   void destroyEvent(
       void* event, const c10::DeviceIndex) const noexcept override {
+    if (event != nullptr) {
+      try {
+        event_destroyed(event);
+      } catch (...) { // noexcept: forgetting it is only bookkeeping
+      }
+    }
     delete static_cast<Event*>(event);
   }
 };
@@ -197,6 +219,10 @@ c10::DeviceIndex current_device() {
 void set_device(c10::DeviceIndex index) {
   check_index(index);
   tls_device = index;
+}
+
+c10::StreamId current_stream_id(c10::DeviceIndex index) {
+  return index >= 0 && index < kMaxDevices ? tls_streams[index] : 0;
 }
 
 } // namespace tpsim

@@ -143,6 +143,12 @@ void op_manual_seed_all(int64_t seed) {
   }
 }
 
+void op_manual_seed(int64_t seed, int64_t index) {
+  auto gen = default_generator(static_cast<c10::DeviceIndex>(index));
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_current_seed(static_cast<uint64_t>(seed));
+}
+
 at::Tensor op_get_rng_state(int64_t index) {
   auto gen = default_generator(static_cast<c10::DeviceIndex>(index));
   std::lock_guard<std::mutex> lock(gen.mutex());
@@ -158,6 +164,7 @@ void op_set_rng_state(const at::Tensor& state, int64_t index) {
 TORCH_LIBRARY(tpsim, m) {
   m.def("device_count() -> int", &op_device_count);
   m.def("manual_seed_all(int seed) -> ()", &op_manual_seed_all);
+  m.def("manual_seed(int seed, int device) -> ()", &op_manual_seed);
   m.def("get_rng_state(int device) -> Tensor", &op_get_rng_state);
   m.def("set_rng_state(Tensor state, int device) -> ()", &op_set_rng_state);
 }

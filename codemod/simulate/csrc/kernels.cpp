@@ -17,10 +17,28 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <string>
+#include <unordered_set>
+
 namespace tpsim {
 namespace {
 
 const c10::DispatchKeySet kKeys(c10::DispatchKey::PrivateUse1);
+
+thread_local int kernel_depth = 0;
+
+// A blocking transfer between host and device, or .item(), returns once the
+// device's current stream has done it (CUDA synchronizes that stream), so
+// the host, and every stream after, is ordered after that stream's work.
+void host_waited(const at::Tensor& device_side) {
+  if (kernel_depth == 0) {
+    auto index = device_side.device().index();
+    host_waits_stream(c10::Stream(
+        c10::Stream::UNSAFE,
+        c10::Device(kDevice, index),
+        current_stream_id(index)));
+  }
+}
 
 c10::DeviceIndex index_of(std::optional<c10::Device> device) {
   auto index =
@@ -71,9 +89,17 @@ at::Tensor empty_strided(
 
 // Copies between devices and the host: all memory is host memory, so copying
 // is a CPU copy_ between aliases (which also converts dtypes and strides).
-at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool) {
+at::Tensor copy_from(
+    const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   if (self.numel() > 0) {
-    host_alias(dst).copy_(host_alias(self));
+    {
+      HostAccess access;
+      auto source = access.read(self);
+      access.write(dst).copy_(source);
+    }
+    if (!non_blocking && self.device().is_cpu() != dst.device().is_cpu()) {
+      host_waited(self.device().is_cpu() ? dst : self);
+    }
   }
   return dst;
 }
@@ -84,7 +110,13 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {
-  return at::_local_scalar_dense(host_alias(self));
+  at::Scalar value;
+  {
+    HostAccess access;
+    value = at::_local_scalar_dense(access.read(self));
+  }
+  host_waited(self);
+  return value;
 }
 
 void ensure_storage(const at::Tensor& self) {
@@ -199,6 +231,57 @@ bool is_generator(const c10::Argument& argument) {
   return type->kind() == c10::TypeKind::GeneratorType;
 }
 
+// Ops whose CUDA kernels check that every tensor is on the device (matrix
+// products, indexing, losses with class targets): there a 0-dim CPU tensor
+// is refused. Elsewhere CUDA's TensorIterator takes it as a scalar.
+bool checks_every_device(const c10::OperatorName& name) {
+  static const std::unordered_set<std::string> names = {
+      "aten::mm",
+      "aten::bmm",
+      "aten::addmm",
+      "aten::addmv",
+      "aten::addr",
+      "aten::addbmm",
+      "aten::baddbmm",
+      "aten::mv",
+      "aten::dot",
+      "aten::vdot",
+      "aten::_addmm_activation",
+      "aten::index_select",
+      "aten::gather",
+      "aten::scatter",
+      "aten::scatter_",
+      "aten::scatter_add",
+      "aten::scatter_add_",
+      "aten::scatter_reduce",
+      "aten::scatter_reduce_",
+      "aten::embedding",
+      "aten::embedding_dense_backward",
+      "aten::_embedding_bag",
+      "aten::_embedding_bag_forward_only",
+      "aten::index_add",
+      "aten::index_add_",
+      "aten::index_copy",
+      "aten::index_copy_",
+      "aten::index_reduce",
+      "aten::index_reduce_",
+      "aten::take",
+      "aten::put",
+      "aten::put_",
+      "aten::masked_scatter",
+      "aten::masked_scatter_",
+      "aten::searchsorted",
+      "aten::bucketize",
+      "aten::nll_loss_forward",
+      "aten::nll_loss2d_forward",
+      "aten::nll_loss_backward",
+      "aten::nll_loss2d_backward",
+      "aten::_cdist_forward",
+      "aten::linalg_cross",
+  };
+  return names.count(name.name) > 0;
+}
+
 [[noreturn]] void device_mismatch(c10::Device a, c10::Device b) {
   // TensorIterator's wording, which CUDA users know.
   TORCH_CHECK(
@@ -246,13 +329,16 @@ void swap_generators(
 }
 
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  KernelScope kernel;
   const auto& schema = op.schema();
   const auto& args = schema.arguments();
   const size_t base = stack->size() - args.size();
 
   // The point of the simulator: refuse what a GPU refuses, before the CPU
   // kernel would quietly accept it. As on CUDA, 0-dim CPU tensors pass as
-  // scalars and CPU index tensors are fine for indexing.
+  // scalars (except where CUDA checks every device) and CPU index tensors
+  // are fine for indexing.
+  const bool scalars_ok = !checks_every_device(schema.operator_name());
   std::optional<c10::Device> common;
   auto check = [&](const at::Tensor& t, bool cpu_ok) {
     if (!t.defined() || (cpu_ok && t.device().is_cpu())) {
@@ -270,7 +356,7 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     bool written = args[i].alias_info() && args[i].alias_info()->isWrite();
     if (value.isTensor()) {
       const auto& t = value.toTensor();
-      check(t, !written && t.defined() && t.dim() == 0);
+      check(t, scalars_ok && !written && t.defined() && t.dim() == 0);
     } else if (value.isOptionalTensorList()) {
       for (std::optional<at::Tensor> t : value.toOptionalTensorList()) {
         if (t.has_value()) {
@@ -350,13 +436,39 @@ void check_devices(std::initializer_list<const at::Tensor*> tensors) {
   }
 }
 
-at::Tensor host_alias(const at::Tensor& t) {
+KernelScope::KernelScope() {
+  ++kernel_depth;
+}
+
+KernelScope::~KernelScope() {
+  --kernel_depth;
+}
+
+HostAccess::~HostAccess() {
+  for (const void* base : opened_) {
+    close_block(base);
+  }
+}
+
+at::Tensor HostAccess::read(const at::Tensor& t) {
+  return alias(t, false);
+}
+
+at::Tensor HostAccess::write(const at::Tensor& t) {
+  return alias(t, true);
+}
+
+at::Tensor HostAccess::alias(const at::Tensor& t, bool write) {
   if (!t.defined() || t.device().type() != kDevice) {
     return t;
   }
   auto options = t.options().device(c10::kCPU);
   if (t.numel() == 0) {
     return at::empty(t.sizes(), options);
+  }
+  if (auto block = open_block(t.storage().data())) {
+    opened_.push_back(block->base);
+    check_access(*block, write);
   }
   auto alias = at::from_blob(t.data_ptr(), t.sizes(), t.strides(), options);
   alias._set_conj(t.is_conj());

@@ -25,16 +25,18 @@ at::Tensor convolution(
     bool transposed,
     c10::IntArrayRef output_padding,
     int64_t groups) {
+  KernelScope kernel;
+  HostAccess access;
   std::optional<at::Tensor> host_bias;
   if (bias && bias->defined()) {
     check_devices({&input, &weight, &*bias});
-    host_bias = host_alias(*bias);
+    host_bias = access.read(*bias);
   } else {
     check_devices({&input, &weight});
   }
   auto out = at::convolution(
-      host_alias(input),
-      host_alias(weight),
+      access.read(input),
+      access.read(weight),
       host_bias,
       stride,
       padding,
@@ -59,10 +61,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   check_devices({&grad_output, &input, &weight});
   std::vector<int64_t> bias_sizes{
       transposed ? weight.size(1) * groups : weight.size(0)};
+  KernelScope kernel;
+  HostAccess access;
   auto [gi, gw, gb] = at::convolution_backward(
-      host_alias(grad_output),
-      host_alias(input),
-      host_alias(weight),
+      access.read(grad_output),
+      access.read(input),
+      access.read(weight),
       bias_sizes,
       stride,
       padding,
@@ -74,8 +78,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   return {to_device(gi, input), to_device(gw, input), to_device(gb, input)};
 }
 
-std::optional<at::Tensor> host_opt(const std::optional<at::Tensor>& t) {
-  return t && t->defined() ? std::optional(host_alias(*t)) : std::nullopt;
+std::optional<at::Tensor> host_opt(
+    HostAccess& access, const std::optional<at::Tensor>& t, bool write) {
+  if (!t || !t->defined()) {
+    return std::nullopt;
+  }
+  return write ? access.write(*t) : access.read(*t);
 }
 
 // Batch norm updates its running stats in place although its schema does
@@ -94,12 +102,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm(
       check_devices({&input, &**t});
     }
   }
+  KernelScope kernel;
+  HostAccess access;
   auto [out, mean, invstd] = at::native_batch_norm(
-      host_alias(input),
-      host_opt(weight),
-      host_opt(bias),
-      host_opt(running_mean),
-      host_opt(running_var),
+      access.read(input),
+      host_opt(access, weight, false),
+      host_opt(access, bias, false),
+      host_opt(access, running_mean, training),
+      host_opt(access, running_var, training),
       training,
       momentum,
       eps);

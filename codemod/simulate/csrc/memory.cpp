@@ -1,12 +1,22 @@
 // Memory: a device allocator that counts like CUDA's caching allocator does
 // (so torch.accelerator.memory_* report real numbers and a capacity can run
 // out), and a pinned host allocator (so pin_memory()/is_pinned() and
-// DataLoader(pin_memory=True) take the accelerator path).
+// DataLoader(pin_memory=True) take the accelerator path). Device blocks are
+// pages of their own, inaccessible while the simulator is not working on
+// them: host code that reads a device tensor's memory faults, as it does on
+// a real device, and the fault is explained before the usual crash report.
 #include "sim.h"
 
 #include <ATen/core/CachingHostAllocator.h>
 #include <c10/util/Exception.h>
 
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -35,7 +45,31 @@ size_t capacity_bytes() {
 struct Block {
   size_t size;
   c10::DeviceIndex device; // kHost for pinned host memory
+  size_t mapped = 0; // bytes of protected pages, 0 for malloc'd memory
+  int open = 0; // host accesses in progress
 };
+
+// TORCHPORT_SIM_MEMORY_STATS=0: a backend without allocator statistics, as
+// TorchTPU is, so code that needs them fails as it would there.
+void check_stats_kept() {
+  static const bool kept = [] {
+    const char* env = std::getenv("TORCHPORT_SIM_MEMORY_STATS");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  TORCH_CHECK(
+      kept,
+      c10::DeviceTypeName(kDevice, true),
+      " keeps no allocator statistics in this run "
+      "(TORCHPORT_SIM_MEMORY_STATS=0), as some backends keep none");
+}
+
+bool protect_enabled() {
+  static const bool on = [] {
+    const char* env = std::getenv("TORCHPORT_SIM_PROTECT");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return on;
+}
 
 // Live allocations by address, so pointers can be mapped back to a device
 // or recognised as pinned (an ordered map answers interior pointers too).
@@ -52,17 +86,75 @@ State& state() {
   return *s;
 }
 
-std::optional<Block> find_block(State& st, const void* ptr) {
+std::map<const char*, Block>::iterator find_entry(State& st, const void* ptr) {
   auto p = static_cast<const char*>(ptr);
   auto it = st.blocks.upper_bound(p);
   if (it == st.blocks.begin()) {
-    return std::nullopt;
+    return st.blocks.end();
   }
   --it;
-  if (p < it->first + std::max<size_t>(it->second.size, 1)) {
-    return it->second;
+  auto extent = std::max<size_t>({it->second.size, it->second.mapped, 1});
+  return p < it->first + extent ? it : st.blocks.end();
+}
+
+std::optional<Block> find_block(State& st, const void* ptr) {
+  auto it = find_entry(st, ptr);
+  return it == st.blocks.end() ? std::nullopt : std::optional(it->second);
+}
+
+struct sigaction previous_segv;
+
+// A fault on a protected block: say so, then let the previous handler (the
+// Python traceback of faulthandler, or the default crash) take the fault
+// again when the instruction repeats.
+void on_segv(int, siginfo_t* info, void*) {
+  auto& st = state();
+  std::optional<Block> block;
+  if (st.mutex.try_lock()) {
+    block = find_block(st, info->si_addr);
+    st.mutex.unlock();
   }
-  return std::nullopt;
+  if (block && block->device != kHost && block->mapped > 0) {
+    char text[640];
+    int n = std::snprintf(
+        text,
+        sizeof(text),
+        "\ntpsim: host code read or wrote device memory (address %p, in a "
+        "%zu-byte block on tpsim:%d): a device tensor's memory is not host "
+        "memory, on this simulated accelerator as on a real one. Copy it to "
+        "the host first (t.cpu(), t.tolist()) instead of reading its "
+        "data_ptr() from host code. TORCHPORT_SIM_PROTECT=0 turns this "
+        "protection off.\n",
+        info->si_addr,
+        block->size,
+        static_cast<int>(block->device));
+    if (n > 0) {
+      auto written = ::write(2, text, std::min<size_t>(n, sizeof(text) - 1));
+      (void)written;
+    }
+  }
+  sigaction(SIGSEGV, &previous_segv, nullptr);
+}
+
+[[maybe_unused]] const bool segv_handler_installed = [] {
+  if (!protect_enabled()) {
+    return false;
+  }
+  struct sigaction action {};
+  action.sa_sigaction = &on_segv;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  return sigaction(SIGSEGV, &action, &previous_segv) == 0;
+}();
+
+size_t page_size() {
+  static const size_t bytes = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return bytes;
+}
+
+bool set_protection(const char* base, const Block& block, int prot) {
+  return block.mapped == 0 ||
+      mprotect(const_cast<char*>(base), block.mapped, prot) == 0;
 }
 
 void count(DeviceStats& s, size_t size, bool alloc) {
@@ -119,13 +211,26 @@ void* raw_alloc(size_t size, c10::DeviceIndex device) {
   if (size == 0) {
     return nullptr;
   }
-  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  void* ptr = std::aligned_alloc(kAlignment, rounded);
+  void* ptr = nullptr;
+  size_t mapped = 0;
+  if (device != kHost && protect_enabled()) {
+    auto pages = (size + page_size() - 1) / page_size() * page_size();
+    void* m = mmap(
+        nullptr, pages, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) { // else (out of mappings) unprotected memory
+      ptr = m;
+      mapped = pages;
+    }
+  }
+  if (ptr == nullptr) {
+    size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+    ptr = std::aligned_alloc(kAlignment, rounded);
+  }
   TORCH_CHECK_WITH(
       OutOfMemoryError, ptr, "host out of memory allocating ", size, " bytes");
   auto& st = state();
   std::lock_guard<std::mutex> lock(st.mutex);
-  st.blocks[static_cast<const char*>(ptr)] = Block{size, device};
+  st.blocks[static_cast<const char*>(ptr)] = Block{size, device, mapped};
   device == kHost ? count_host(st.host, size, true)
                   : count(st.stats[device], size, true);
   return ptr;
@@ -136,17 +241,29 @@ void raw_free(void* ptr) {
     return;
   }
   auto& st = state();
+  size_t mapped = 0;
+  bool on_device = false;
   {
     std::lock_guard<std::mutex> lock(st.mutex);
     auto it = st.blocks.find(static_cast<const char*>(ptr));
     if (it != st.blocks.end()) {
-      auto [size, device] = it->second;
+      auto size = it->second.size;
+      auto device = it->second.device;
+      mapped = it->second.mapped;
+      on_device = device != kHost;
       device == kHost ? count_host(st.host, size, false)
                       : count(st.stats[device], size, false);
       st.blocks.erase(it);
     }
   }
-  std::free(ptr);
+  if (on_device) {
+    forget_block(ptr);
+  }
+  if (mapped > 0) {
+    munmap(ptr, mapped);
+  } else {
+    std::free(ptr);
+  }
 }
 
 struct DeviceAllocatorImpl final : public c10::DeviceAllocator {
@@ -183,7 +300,14 @@ struct DeviceAllocatorImpl final : public c10::DeviceAllocator {
   }
   void copy_data(
       void* dest, const void* src, std::size_t count) const override {
+    auto from = open_block(src);
+    auto to = open_block(dest);
     std::memcpy(dest, src, count);
+    for (const auto& block : {from, to}) {
+      if (block) {
+        close_block(block->base);
+      }
+    }
   }
   bool initialized() override {
     return true;
@@ -192,11 +316,13 @@ struct DeviceAllocatorImpl final : public c10::DeviceAllocator {
   void emptyCache(c10::MempoolId_t) override {}
   void recordStream(const c10::DataPtr&, c10::Stream) override {}
   DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    check_stats_kept();
     check_index(device);
     std::lock_guard<std::mutex> lock(state().mutex);
     return state().stats[device];
   }
   void resetAccumulatedStats(c10::DeviceIndex device) override {
+    check_stats_kept();
     check_index(device);
     std::lock_guard<std::mutex> lock(state().mutex);
     auto& s = state().stats[device];
@@ -207,6 +333,7 @@ struct DeviceAllocatorImpl final : public c10::DeviceAllocator {
     s.num_device_alloc = s.num_device_free = 0;
   }
   void resetPeakStats(c10::DeviceIndex device) override {
+    check_stats_kept();
     check_index(device);
     std::lock_guard<std::mutex> lock(state().mutex);
     for_each_stat(state().stats[device], [](c10::CachingAllocator::Stat& x) {
@@ -296,6 +423,33 @@ std::optional<c10::DeviceIndex> device_of(const void* ptr) {
   return std::nullopt;
 }
 
+std::optional<DeviceBlock> open_block(const void* ptr) {
+  auto& st = state();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  auto it = find_entry(st, ptr);
+  if (it == st.blocks.end() || it->second.device == kHost) {
+    return std::nullopt;
+  }
+  if (it->second.open == 0) {
+    TORCH_CHECK(
+        set_protection(it->first, it->second, PROT_READ | PROT_WRITE),
+        "tpsim: mprotect failed: ",
+        std::strerror(errno));
+  }
+  ++it->second.open;
+  return DeviceBlock{it->first, it->second.size, it->second.device};
+}
+
+void close_block(const void* base) {
+  auto& st = state();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  auto it = st.blocks.find(static_cast<const char*>(base));
+  if (it != st.blocks.end() && it->second.open > 0 &&
+      --it->second.open == 0) {
+    set_protection(it->first, it->second, PROT_NONE); // never throws
+  }
+}
+
 // Grows or shrinks a device storage in place, keeping its contents (used by
 // resize_/set_ and by UntypedStorage.resize_ through the hooks).
 void resize_storage(const c10::Storage& storage, size_t nbytes) {
@@ -316,7 +470,14 @@ void resize_storage(const c10::Storage& storage, size_t nbytes) {
   set_device(previous);
   auto keep = std::min(nbytes, impl->nbytes());
   if (keep > 0 && impl->data() != nullptr) {
+    auto from = open_block(impl->data());
+    auto to = open_block(fresh.get());
     std::memcpy(fresh.get(), impl->data(), keep);
+    for (const auto& block : {from, to}) {
+      if (block) {
+        close_block(block->base);
+      }
+    }
   }
   impl->set_data_ptr_noswap(std::move(fresh));
   impl->set_nbytes(nbytes);
