@@ -7,8 +7,10 @@ runs Gloo on the copies and copies the results back into the device tensors
 in place. Like NCCL, it refuses two ranks sharing one device.
 
 It is a Python ``ProcessGroup`` subclass because the C++ ``Backend`` has no
-Python constructor; torch then uses it as the whole process group, so it
-also serves CPU tensors (through Gloo), which NCCL would refuse.
+Python constructor; torch then uses it as the whole process group, even when
+the group was made for CPU tensors too (``"cpu:gloo,tpsim:tpccl"``). So it
+serves CPU tensors only in such a group, through Gloo; in a tpccl group it
+refuses them with the error a NCCL group gives.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from torch._C._distributed_c10d import (
     AllgatherOptions,
     AllreduceCoalescedOptions,
     AllreduceOptions,
+    AllToAllOptions,
     BarrierOptions,
     BroadcastOptions,
     GatherOptions,
+    ReduceOptions,
     ReduceScatterOptions,
     ScatterOptions,
     _create_work_from_future,
@@ -55,6 +59,7 @@ class ProcessGroupSim(dist.ProcessGroup):
         )
         self._rank, self._size = rank, size
         self._checked = False
+        self._serves_cpu: bool | None = None
         # init_process_group(device_id=...) and other torch code look the
         # device's backend up; collectives still go through the methods here.
         self._register_backend(
@@ -64,8 +69,27 @@ class ProcessGroupSim(dist.ProcessGroup):
     def getBackendName(self) -> str:
         return NAME
 
+    def _cpu_allowed(self) -> bool:
+        if self._serves_cpu is None:
+            try:
+                config = dist.distributed_c10d._world.pg_backend_config.get(self)
+            except AttributeError:  # another torch: assume a tpccl group
+                config = None
+            self._serves_cpu = "cpu:" in str(config or "")
+        return self._serves_cpu
+
     def _check(self, tensors) -> None:
-        """Once: every rank must use its own device, as NCCL insists."""
+        """CPU tensors only where the group serves the CPU; then, once, every
+        rank must use its own device, as NCCL insists."""
+        if not self._cpu_allowed():
+            for t in tensors:
+                if t.device.type != DEVICE:
+                    raise RuntimeError(
+                        f"No backend type associated with device type "
+                        f"{t.device.type} ({NAME}, like NCCL, serves {DEVICE} "
+                        f"tensors only: a .to(DEVICE) is missing, or the group "
+                        f"needs backend='cpu:gloo,{DEVICE}:{NAME}')"
+                    )
         devices = {t.device for t in tensors if t.device.type == DEVICE}
         if self._checked or not devices:
             return
@@ -97,6 +121,55 @@ class ProcessGroupSim(dist.ProcessGroup):
         _back(tensors, hosts)
         return _done(tensors)
 
+    def reduce(self, tensors, opts=ReduceOptions()):
+        self._check(tensors)
+        hosts = [_host(t) for t in tensors]
+        average = opts.reduceOp == dist.ReduceOp.AVG  # Gloo has no AVG
+        if average:
+            root = opts.rootRank
+            opts = ReduceOptions()
+            opts.reduceOp, opts.rootRank = dist.ReduceOp.SUM, root
+        self._gloo.reduce(hosts, opts).wait()
+        if self._rank == opts.rootRank:  # elsewhere the result is undefined
+            if average:
+                for h in hosts:
+                    h.div_(self._size)
+            _back(tensors, hosts)
+        return _done(tensors)
+
+    def alltoall_base(
+        self, output, input, output_split_sizes, input_split_sizes, opts=None
+    ):
+        self._check([output, input])
+        host_out, host_in = _host(output), _host(input)
+        options = AllToAllOptions() if opts is None else opts
+        self._gloo.alltoall_base(
+            host_out, host_in, output_split_sizes, input_split_sizes, options
+        ).wait()
+        _back([output], [host_out])
+        return _done([output])
+
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        self._check(list(output_tensors) + list(input_tensors))
+        # Gloo has no list form: one all_to_all_single of the concatenation.
+        flat_in = torch.cat([_host(t).reshape(-1) for t in input_tensors])
+        flat_out = torch.empty(
+            sum(t.numel() for t in output_tensors), dtype=flat_in.dtype
+        )
+        options = AllToAllOptions() if opts is None else opts
+        self._gloo.alltoall_base(
+            flat_out,
+            flat_in,
+            [t.numel() for t in output_tensors],
+            [t.numel() for t in input_tensors],
+            options,
+        ).wait()
+        for t, part in zip(
+            output_tensors, flat_out.split([t.numel() for t in output_tensors])
+        ):
+            t.copy_(part.view_as(t))
+        return _done(output_tensors)
+
     def allreduce_coalesced(self, tensors, opts=AllreduceCoalescedOptions()):
         single = AllreduceOptions()
         single.reduceOp = opts.reduceOp
@@ -112,7 +185,7 @@ class ProcessGroupSim(dist.ProcessGroup):
         return _done(tensors)
 
     def allgather(self, output_tensors, input_tensors, opts=AllgatherOptions()):
-        self._check(input_tensors)
+        self._check(list(input_tensors) + [t for ts in output_tensors for t in ts])
         hosts_in = [_host(t) for t in input_tensors]
         hosts_out = [[_host(t) for t in outs] for outs in output_tensors]
         self._gloo.allgather(hosts_out, hosts_in, opts).wait()
@@ -130,6 +203,7 @@ class ProcessGroupSim(dist.ProcessGroup):
         return _done(outputs)
 
     def reduce_scatter_single(self, output, input, opts=ReduceScatterOptions()):
+        self._check([output, input])
         # A reduction of everything, keeping our chunk: simple, and exact.
         reduced = input.clone()
         allreduce = AllreduceOptions()
@@ -161,7 +235,7 @@ class ProcessGroupSim(dist.ProcessGroup):
         return _done(tensors)
 
     def gather(self, output_tensors, input_tensors, opts=GatherOptions()):
-        self._check(input_tensors)
+        self._check(list(input_tensors) + [t for ts in output_tensors for t in ts])
         hosts_in = [_host(t) for t in input_tensors]
         hosts_out = [[_host(t) for t in outs] for outs in output_tensors]
         self._gloo.gather(hosts_out, hosts_in, opts).wait()
@@ -170,7 +244,7 @@ class ProcessGroupSim(dist.ProcessGroup):
         return _done(output_tensors)
 
     def scatter(self, output_tensors, input_tensors, opts=ScatterOptions()):
-        self._check(output_tensors)
+        self._check(list(output_tensors) + [t for ts in input_tensors for t in ts])
         hosts_out = [_host(t) for t in output_tensors]
         hosts_in = [[_host(t) for t in ins] for ins in input_tensors]
         self._gloo.scatter(hosts_out, hosts_in, opts).wait()
