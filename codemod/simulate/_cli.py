@@ -56,6 +56,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help=f"number of simulated devices, 0 to {MAX_DEVICES} (default 2)",
     )
     parser.add_argument(
+        "--autocast-dtype",
+        choices=["float16", "bfloat16"],
+        default=None,
+        help="the device's default autocast dtype: float16 (CUDA's, the "
+        "default) or bfloat16 (TorchTPU's); $TORCHPORT_SIM_AUTOCAST_DTYPE",
+    )
+    parser.add_argument(
         "--build-only",
         action="store_true",
         help="only compile the simulator (or find it cached) and print its path",
@@ -82,7 +89,11 @@ def main(
             return _say(prog, *problem)
     try:
         library = build(verbose=args.verbose)
-        env = None if args.build_only else environment(args.devices)
+        env = (
+            None
+            if args.build_only
+            else environment(args.devices, autocast_dtype=args.autocast_dtype)
+        )
     except SimulatorError as error:
         return _say(prog, str(error), EXIT_SIMULATOR)
     except OSError as error:  # the cache folder: a file, unwritable, ...

@@ -73,6 +73,12 @@ def load(devices: int | None = None):
     from . import _device_module
 
     torch._register_device_module(NAME, _device_module.create())
+    try:
+        dtype = _device_module.autocast_dtype()
+    except ValueError as error:
+        raise SimulatorError(str(error)) from None
+    if dtype is not None:  # thread-local in torch: this thread's default
+        torch.set_autocast_dtype(NAME, dtype)
     # Tensor.is_tpsim, Tensor.tpsim(), Module.tpsim(), storages: every real
     # backend has these, and torch code tests `is_<backend>`.
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
