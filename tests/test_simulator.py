@@ -29,6 +29,9 @@ pytestmark = pytest.mark.simulator
 ROOT = Path(__file__).resolve().parents[1]
 SAME = "Expected all tensors to be on the same device, but found at least two devices"
 CHECKS = [
+    "zero_dim",
+    "stream_order",
+    "tpu_module",
     "accelerator",
     "same_device",
     "operators",
@@ -121,6 +124,27 @@ def _ddp_rank(rank: int, store: str, same_device: bool) -> None:
     mine = torch.empty(2, device=device)
     dist.reduce_scatter_tensor(mine, torch.arange(4.0, device=device))
     assert mine.tolist() == [4.0 * rank, 4.0 * rank + 2]
+    value = torch.full((2,), rank + 1.0, device=device)
+    dist.reduce(value, dst=1)
+    assert rank == 0 or value.tolist() == [3.0, 3.0]
+    swapped = torch.empty(2, device=device)  # element i goes to rank i
+    dist.all_to_all_single(swapped, torch.tensor([0.0, 1.0], device=device) + 10 * rank)
+    assert swapped.tolist() == [rank, 10.0 + rank]
+    parts = [torch.empty(1, device=device) for _ in range(2)]
+    dist.all_to_all(
+        parts, [torch.full((1,), 10.0 * rank + i, device=device) for i in range(2)]
+    )
+    assert [p.item() for p in parts] == [rank, 10.0 + rank]
+    try:  # a CPU tensor: refused, as NCCL refuses it
+        dist.all_reduce(torch.ones(1))
+    except RuntimeError as error:
+        assert "No backend type associated with device type cpu" in str(error)
+    else:
+        raise AssertionError("tpccl reduced a CPU tensor")
+    both = dist.new_group(backend="cpu:gloo,tpsim:tpccl")  # serves the CPU too
+    on_host = torch.ones(1)
+    dist.all_reduce(on_host, group=both)
+    assert on_host.item() == 2.0
     dist.barrier()
     dist.destroy_process_group()
 
@@ -167,6 +191,28 @@ if __name__ == "__main__":
 """
 
 
+NO_WAIT = """\
+import torch
+DEVICE = torch.accelerator.current_accelerator()
+side = torch.Stream(DEVICE)
+x = torch.ones(4, device=DEVICE)
+side.wait_stream(torch.accelerator.current_stream())
+with side:
+    y = x * 2
+print(y.sum().item())  # no torch.accelerator.current_stream().wait_stream(side)
+"""
+CPU_COLLECTIVE = """\
+import tempfile
+import torch
+import torch.distributed as dist
+DEVICE = torch.accelerator.current_accelerator()
+store = "file://" + tempfile.mkdtemp() + "/store"
+dist.init_process_group(dist.get_default_backend_for_device(DEVICE), rank=0, world_size=1, init_method=store)
+dist.all_reduce(torch.ones(2, device=DEVICE))
+dist.all_reduce(torch.ones(2))
+"""
+
+
 @pytest.mark.parametrize(
     "source, line, error, hint",
     [
@@ -177,10 +223,10 @@ if __name__ == "__main__":
             "a CPU tensor met a tpsim tensor: a `.to(DEVICE)` is missing",
         ),
         (
-            "import torch\n\ntorch.get_device_module('tpsim').synchronize()\n",
+            "import torch\n\ntorch.get_device_module('tpsim').memory_allocated()\n",
             3,
-            "AttributeError: module 'torch.tpsim' has no attribute 'synchronize'",
-            "use torch.accelerator.synchronize()",
+            "AttributeError: module 'torch.tpsim' has no attribute 'memory_allocated'",
+            "use torch.accelerator.memory_allocated()",
         ),
         (
             "import torch\nx = torch.ones(2, device='cuda')\n",
@@ -194,8 +240,37 @@ if __name__ == "__main__":
             f"RuntimeError: {SAME}, tpsim:0 and cpu!",
             "a CPU tensor met a tpsim tensor",
         ),
+        (
+            NO_WAIT,
+            8,
+            "RuntimeError: tpsim stream check: a tensor's memory on tpsim:0 (16 "
+            "bytes) is read on the default stream of tpsim:0, but it was written on "
+            "stream ",
+            "a stream's results were used without waiting for it",
+        ),
+        (
+            CPU_COLLECTIVE,
+            8,
+            "RuntimeError: No backend type associated with device type cpu",
+            "a CPU tensor went into a collective of the tpsim group",
+        ),
+        (
+            "import torch\nx = torch.ones(3, device='tpsim')\nx.index_select(0, "
+            "torch.tensor(1))\n",
+            3,
+            f"RuntimeError: {SAME}, tpsim:0 and cpu!",
+            "a CPU tensor met a tpsim tensor",
+        ),
     ],
-    ids=["missing-to", "vendor-module", "cuda-only", "spawned-child"],
+    ids=[
+        "missing-to",
+        "vendor-module",
+        "cuda-only",
+        "spawned-child",
+        "no-wait-stream",
+        "cpu-collective",
+        "zero-dim-index",
+    ],
 )
 def test_first_device_error_is_located_and_explained(
     tmp_path, capfd, source, line, error, hint
