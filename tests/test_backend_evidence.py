@@ -4,10 +4,10 @@ reads those): ``hasattr(torch.xpu, name)``, ``hasattr(torch.mps, name)`` (and th
 and CUDA's) in the installed CPU wheel, and what ``torch.tpsim``, the simulator's module,
 has, in a Python with the simulator loaded.
 
-``torch.tpsim`` deliberately holds only what torch requires of a backend's module
-(codemod/simulate/_device_module.py): the idioms it lacks are the ones a backend need
-not have, which torchport should not rely on (tests/test_simulated_runs.py shows the
-programs that do fail there).
+``torch.tpsim`` holds what torch requires of a backend's module and what TorchTPU's
+``torch.tpu`` has besides (codemod/simulate/_device_module.py): the idioms it lacks are
+the ones such a backend does not have, which torchport should not rely on
+(tests/test_simulated_runs.py shows the programs that do fail there).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ ACCELERATOR_CALLS = [
     if _callee(idiom).startswith("torch.accelerator.")
 ]
 # What torch.tpsim has of MEMBERS: what torch.manual_seed, torch.random.fork_rng and
-# torch.utils.checkpoint look up on a backend's module.
+# torch.utils.checkpoint look up on a backend's module (TorchTPU has no initial_seed).
 TPSIM_HAS = {"manual_seed_all", "get_rng_state", "set_rng_state"}
 
 
