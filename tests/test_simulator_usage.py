@@ -146,3 +146,15 @@ def test_a_projects_device_parameterised_tests_run_on_tpsim(tmp_path, capfd):
     assert "5 passed" in out and "RAN ON tpsim" in out, out
     assert "test_ones[tpsim]" in out and "test_marked[tpsim]" in out, out
     assert "FIXTURE ON tpsim:0" in out, out
+
+
+def test_a_run_can_keep_no_allocator_statistics(tmp_path, capfd):
+    """TORCHPORT_SIM_MEMORY_STATS=0: a backend without them (TorchTPU has none),
+    so a port that calls them unguarded fails as it would there."""
+    env = dict(os.environ, TORCHPORT_SIM_MEMORY_STATS="0")
+    code = "import torch\ntorch.ones(1, device='tpsim')\ntorch.accelerator.memory_allocated()\n"
+    script = tmp_path / "stats.py"
+    script.write_text(code)
+    assert simulate.run([sys.executable, str(script)], env=env) == 1
+    err = capfd.readouterr().err
+    assert f"{script}:3: RuntimeError: tpsim keeps no allocator statistics" in err, err
