@@ -64,3 +64,11 @@ def test_a_name_not_bound_from_the_count_is_not_followed():
         if m > 1:
             model = torch.nn.DataParallel(model)
         """) == []
+
+
+def test_a_flag_that_picks_a_launchers_gpu_is_kept():
+    assert _kept_lines("""\
+        import torch
+        use_gpu = torch.cuda.is_available()
+        trainer = Trainer(accelerator="gpu" if use_gpu else "cpu")
+        """) == [2]

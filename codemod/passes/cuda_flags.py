@@ -26,6 +26,7 @@ from codemod import catalog
 from codemod.catalog import CUDA_ONLY, PORTED, under
 from codemod.passes.runtime.tables import CUDA_ONLY_MODULES
 from codemod.passes.cuda_only_code import REPORTED
+from codemod.passes.device_cases import LAUNCHER_DEVICES
 from codemod.passes.names import ModuleFacts, ast_position, dotted_name
 
 AVAILABILITY = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
@@ -118,11 +119,14 @@ def _and_operands(test: ast.expr) -> List[ast.expr]:
 
 def _needs_cuda(guarded: Sequence[ast.AST], facts: ModuleFacts) -> bool:
     """Whether the guarded code names something only CUDA has: a CUDA-only library
-    or module, a name the CUDA-only pass reports, ``nn.DataParallel``, a ``torch.cuda`` name no pass
+    or module, a name the CUDA-only pass reports, ``nn.DataParallel``, a launcher's
+    "gpu", a ``torch.cuda`` name no pass
     ports (or a CUDA tensor type used as a value, which only calls of it are)."""
     called = set()
     for part in guarded:
         for node in ast.walk(part):
+            if isinstance(node, ast.Constant) and node.value in LAUNCHER_DEVICES:
+                return True  # accelerator="gpu": CUDA's device, to a launcher
             if isinstance(node, ast.Call):
                 called.add(id(node.func))
             elif isinstance(node, (ast.Attribute, ast.Name)):

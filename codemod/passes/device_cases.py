@@ -12,7 +12,15 @@ Cases kept for CUDA (a body that is CUDA-only, another case that names another
 device) are decided with the other kept tests (``codemod.passes.kept_for_cuda``).
 
 A membership test in a list of devices is a comparison too: ``x in ["cuda"]`` is
-``x == "cuda"``; a list naming another accelerator as well is left as it stands.
+``x == "cuda"``. A list naming another accelerator as well (``x in ["cuda",
+"xpu"]``) is left as it is and reported (``OTHER_LISTED``): on any other accelerator
+it is false where CUDA takes it, and no form of the list alone tells the device in
+use from the CPU (``DEVICE().type`` is "cpu" there).
+
+A case, like an ``if``, is kept for CUDA when its body gives a vendor's answer
+(``VENDOR_ANSWERS``): ``case "cuda": return "nccl"`` widened would answer NCCL or
+NVIDIA on every accelerator; or when it names CUDA's device as a launcher does
+(``accelerator="gpu"``), which another backend would be handed.
 """
 
 from __future__ import annotations
@@ -21,9 +29,20 @@ from typing import Dict
 
 import libcst as cst
 
+from codemod.passes.base import walk
 from codemod.passes.device_positions import OTHER_DEVICES, Kind, device_literal
 from codemod.passes.names import dotted_name
 
+OTHER_LISTED = (
+    '"cuda" in a list that names another accelerator too: left as it is; on any '
+    "other accelerator the test is false where CUDA's is true. Where that device "
+    'should take CUDA\'s path, test `<x> == DEVICE().type != "cpu"` as well'
+)
+# Answers only CUDA gives: its backend, its vendor, its libraries and tools.
+VENDOR_ANSWERS = frozenset({"nccl", "nvidia", "cudnn", "cublas", "nvcc", "nvrtc"})
+# Launchers' names for CUDA's device (Lightning's accelerator="gpu"), which no
+# other backend answers to: wherever the guarded code has one, the guard stays.
+LAUNCHER_DEVICES = frozenset({"gpu"})
 LEFT = (
     '`case "cuda":` {why}: left as it is; to match the device in use, write '
     '`case _ if <subject> == DEVICE().type != "cpu":`'
@@ -43,6 +62,30 @@ def cuda_literal(case: cst.MatchCase):
         if pattern.value.evaluated_value == "cuda":
             return pattern.value
     return None
+
+
+def vendor_answer(part: cst.CSTNode) -> bool:
+    """Whether ``part`` returns or assigns one of ``VENDOR_ANSWERS`` (or is one, as
+    the chosen value of a conditional expression is)."""
+    values = [part]
+    for node in walk(part):
+        if isinstance(node, (cst.Return, cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            values.append(node.value)
+    return any(
+        isinstance(s, cst.SimpleString)
+        and str(s.evaluated_value).lower() in VENDOR_ANSWERS
+        for value in values
+        if value is not None
+        for s in ([value] if value is part else walk(value))
+    )
+
+
+def names_launcher_device(part: cst.CSTNode) -> bool:
+    """Whether ``part`` has a string that is exactly one of ``LAUNCHER_DEVICES``."""
+    return any(
+        isinstance(s, cst.SimpleString) and s.evaluated_value in LAUNCHER_DEVICES
+        for s in walk(part)
+    )
 
 
 class DeviceCases:
@@ -100,6 +143,7 @@ class DeviceCases:
         literal = values[names.index("cuda")]
         if OTHER_DEVICES.intersection(names):
             self.kinds[literal] = (Kind.IGNORE, "")
+            self.report(node, "TP104", OTHER_LISTED)  # type: ignore[attr-defined]
             return
         if len(values) != 1:  # ["cpu", "cuda"]: reported, what it allows is unclear
             return

@@ -22,14 +22,18 @@ with its reason instead of fixing it.
 
 from __future__ import annotations
 
-from typing import Dict, List, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
 from codemod import catalog
 from codemod.catalog import under
 from codemod.passes.base import FileContext, walk
-from codemod.passes.device_cases import cuda_literal
+from codemod.passes.device_cases import (
+    cuda_literal,
+    names_launcher_device,
+    vendor_answer,
+)
 from codemod.passes.device_positions import OTHER_DEVICES, gated_device_list
 from codemod.passes.cuda_only_code import CUDA_NAMED, calls_cuda_named, cuda_only_code
 from codemod.passes.guards import (
@@ -51,6 +55,14 @@ ESCAPES = (
 CUDA_ONLY_BODY = (
     ": kept, as it guards CUDA-only code, which a test of any accelerator would run "
     "on other devices; port that code, then widen the test"
+)
+VENDOR_BODY = (
+    ": kept, as what it guards answers as only CUDA does (its backend, vendor or "
+    "library), which a test of any accelerator would answer on other devices"
+)
+LAUNCHER_BODY = (
+    ': kept, as what it guards names CUDA\'s device as a launcher does ("gpu"), '
+    "which another backend would be handed"
 )
 ANOTHER_DEVICE = (
     ": kept, as a later branch tests another device, which the widened test would "
@@ -111,6 +123,17 @@ def _needs_cuda(parts, qualified_name: QualifiedName) -> bool:
     )
 
 
+def _needs_cuda_body(test, body, qualified_name: QualifiedName) -> Optional[str]:
+    """Why what an ``if`` or a case guards keeps it CUDA's: it needs CUDA, or
+    answers as only CUDA does (``return "nccl"``: ``device_cases.vendor_answer``)."""
+    parts = (body,) if test is None else (test, body)
+    if _needs_cuda(parts, qualified_name):
+        return CUDA_ONLY_BODY
+    if names_launcher_device(body):
+        return LAUNCHER_BODY
+    return VENDOR_BODY if vendor_answer(body) else None
+
+
 # torch.cuda calls no pass ports: reported only, or unknown to the catalogue
 # (`torch.cuda.memory._snapshot()`); widened, their test would run them elsewhere.
 _ROWS = {n: r for r in catalog.ROWS if r.kind == "name" for n in r.names}
@@ -163,20 +186,20 @@ def kept_tests(
         tests = _cuda_tests(node.test)
         if not tests:
             return {}
-        if _needs_cuda((node.test, node.body), qualified_name):
-            reason = CUDA_ONLY_BODY
-        elif _later_branches_test_another_device(node, qualified_name):
+        reason = _needs_cuda_body(node.test, node.body, qualified_name)
+        if reason is None and _later_branches_test_another_device(node, qualified_name):
             reason = ANOTHER_DEVICE
-        elif _reads_what_a_kept_test_bound(node, kept):
+        if reason is None and _reads_what_a_kept_test_bound(node, kept):
             reason = BOUND_BEFORE
-        else:
+        if reason is None:
             return {}
         kept.setdefault(_text(node.test), set()).update(_bound(node.body))
         return dict.fromkeys(tests, reason)
     elif isinstance(node, cst.IfExp):
         tests = _cuda_tests(node.test)
-        if tests and _needs_cuda((node.test, node.body), qualified_name):
-            return dict.fromkeys(tests, CUDA_ONLY_BODY)
+        reason = _needs_cuda_body(node.test, node.body, qualified_name)
+        if tests and reason is not None:
+            return dict.fromkeys(tests, reason)
         if tests and _tests_another_device(node.orelse, qualified_name):
             return dict.fromkeys(tests, ANOTHER_DEVICE)
     elif isinstance(node, cst.Match):
@@ -249,8 +272,9 @@ def _kept_cases(node: cst.Match, qualified_name) -> Dict[cst.CSTNode, str]:
         if literal is None:
             continue
         others = [c.pattern for c in node.cases[position + 1 :]]
-        if _needs_cuda((case.body,), qualified_name):
-            kept[literal] = CUDA_ONLY_BODY
+        reason = _needs_cuda_body(None, case.body, qualified_name)
+        if reason is not None:
+            kept[literal] = reason
         elif any(_tests_another_device(p, qualified_name) for p in others):
             kept[literal] = ANOTHER_DEVICE
     return kept

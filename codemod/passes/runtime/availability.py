@@ -30,6 +30,7 @@ from codemod.passes.cuda_only_code import (
     cuda_only_code,
     guards_cuda_only_code,
 )
+from codemod.passes.device_cases import LAUNCHER_DEVICES, names_launcher_device
 from codemod.passes.guards import (
     and_operands,
     exit_guards,
@@ -54,6 +55,11 @@ KEPT_GUARD = (
     "rewritten; port that code, then widen the guard"
 )
 _CUDA_LITERAL = re.compile(r"cuda(?::\d+)?")
+LAUNCHER_GUARD = (
+    "`torch.cuda.is_available()` kept: the code it guards names CUDA's device as a "
+    'launcher does ("gpu", Lightning\'s accelerator), which another backend would '
+    "be handed; choose the launcher's device by hand"
+)
 # The tests of CUDA an `if` may keep: `if torch.cuda.device_count() > 1:` around
 # nn.DataParallel stays CUDA's, as `is_available()` does.
 TESTS = ("torch.cuda.is_available", "torch.cuda.device_count")
@@ -188,6 +194,8 @@ class AvailabilityTests:
             # A CUDA-only guard stays. The CUDA-only pass reports the guards it
             # recognizes (TP910); the others are reported here, never left silent.
             message = KEPT_EXIT if unseen else KEPT_GUARD
+            if not unseen and self._names_launcher_device(original, guarded):
+                message = LAUNCHER_GUARD
             if not recognized:
                 for check in checks:
                     said = f"`{runtime.callee(check)}()`"
@@ -227,6 +235,7 @@ class AvailabilityTests:
                     value = node.evaluated_value
                     if isinstance(value, str) and (
                         _CUDA_LITERAL.fullmatch(value)
+                        or value in LAUNCHER_DEVICES
                         or value.startswith("torch.cuda.")  # "torch.cuda.FloatTensor"
                     ):
                         return True
@@ -242,6 +251,12 @@ class AvailabilityTests:
                     ):
                         return True
         return False
+
+    @staticmethod
+    def _names_launcher_device(original, guarded) -> bool:
+        """Whether the code a kept test guards names a launcher's "gpu"."""
+        parts = list(guarded[0]) if guarded else [getattr(original, "body", None)]
+        return any(p is not None and names_launcher_device(p) for p in parts)
 
     def _outside_cuda_branches(self, node: cst.CSTNode):
         """``node`` and what is below it, but for the test and body of each ``if
