@@ -168,7 +168,7 @@ def test_a_stream_entered_by_with_becomes_the_context_manager():
 @pytest.mark.parametrize(
     "body",
     [
-        "def f(s):\n    with torch.cuda.stream(s):\n        pass\n",  # may be None
+        "def f(s):\n    with torch.cuda.stream(s()):\n        pass\n",  # not a name
         "with torch.cuda.stream(None):\n    pass\n",
         "s = torch.cuda.Stream()\nwith torch.cuda.stream(s) as entered:\n    pass\n",
         "s = torch.cuda.Stream()\ncontext = torch.cuda.stream(s)\n",
@@ -178,6 +178,11 @@ def test_a_stream_context_that_is_not_exact_is_reported(body):
     code, diagnostics = _rewritten(body)
     assert "torch.cuda.stream(" in code
     assert any(c == "TP305" and "cannot tell" in m for c, m in diagnostics)
+
+
+def test_a_stream_handed_in_is_entered_only_where_it_is_one():
+    code, _ = _rewritten("def f(s):\n    with torch.cuda.stream(s):\n        pass\n")
+    assert 'with s if s is not None and DEVICE().type != "cpu" else' in code
 
 
 def test_the_stream_context_needs_torch_2_7():

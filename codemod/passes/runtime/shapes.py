@@ -133,22 +133,30 @@ def stream_context(runtime, original, updated, row: Row, short: str):
     context manager: it makes itself current, on its device, and restores both), and
     ``torch.cpu.stream(s)`` on the CPU, where ``s`` is torch.cpu's stand-in. Only
     where ``s`` is known to be a stream (``torch.cuda.stream(None)`` is a no-op) and
-    the call is what the ``with`` enters (no ``as``: the two give other values)."""
+    the call is what the ``with`` enters (no ``as``: the two give other values).
+
+    A stream of unknown origin (a parameter, an attribute: ``with
+    torch.cuda.stream(self.side):``) may be None, which CUDA ignores, or a
+    torch.cuda.Stream made elsewhere (a torch.Stream too): read twice, when it is
+    a name or an attribute of one, ``with s if s is not None ...`` enters it only
+    where it is one, and ``torch.cpu.stream(s)``, a no-op for None, otherwise."""
     value = _only_argument(original, "stream")
-    if (
-        value is None
-        or original not in runtime.with_items
-        or runtime.objects.kind(value) != STREAM
-    ):
+    known = value is not None and runtime.objects.kind(value) == STREAM
+    named = value is not None and dotted_name(value) not in (None, "None")
+    if original not in runtime.with_items or not (known or named):
         runtime.report(original, row.code, UNKNOWN_STREAM)
         return updated
     if not runtime.applied(original, row.code, min_torch=row.min_torch):
         return updated
     stream = _only_argument(updated, "stream")
-    if runtime.in_accelerated_branch():
+    accelerated = runtime.in_accelerated_branch()
+    if known and accelerated:
         return stream
+    tests = ([] if known else ["{stream} is not None"]) + (
+        [] if accelerated else [guard_test()]
+    )
     return runtime.expr(
-        "{stream} if " + guard_test() + " else " + row.portable + "({stream})",
+        "{stream} if " + " and ".join(tests) + " else " + row.portable + "({stream})",
         stream=stream,
     )
 

@@ -175,7 +175,8 @@ RULES = (
         "`current_stream()` on the CPU); `set_stream(s)` becomes "
         "`torch.accelerator.set_stream(s)` behind it. `with torch.cuda.stream(s):` "
         "becomes `with s:` (torch >= 2.7; `torch.cpu.stream(s)` on the CPU) where `s` "
-        "is known to be such a stream. On a stream known by its binding (made by one "
+        "is known to be such a stream; a stream handed in by name (a parameter, an "
+        "attribute), which may be None, is entered where `s is not None`. On a stream known by its binding (made by one "
         "of these calls, in the same function, or an attribute always set so), "
         "`.synchronize()` and `.query()`, and `x.record_stream(stream)`, are kept for "
         'accelerators: a statement goes behind `if DEVICE().type != "cpu":`, '
