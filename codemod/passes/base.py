@@ -28,6 +28,7 @@ from codemod.model.diagnostic import Diagnostic
 from codemod.passes.imported import head_name
 from codemod.passes.names import ModuleFacts
 from codemod.passes.patched import patch_reason
+from codemod.passes.version_gates import Bound, site_options
 
 from codemod.model.options import Options
 from codemod.rules import REGISTRY
@@ -124,6 +125,7 @@ class FileContext:
         self.device_objects: Set[Tuple[int, int]] = set()
         # argparse options of type=int (their dest): a value of one is an int.
         self.int_options: Set[str] = set()
+        self.version_bounds: List[Bound] = []  # codemod.passes.version_gates
         self.torch_name = "torch"
         self.needs_device = False
         self.needs_torch = False  # some pass emitted `torch.<...>`
@@ -188,8 +190,9 @@ class FileContext:
         suppressed = self.suppressed(line, rule.code)
         if suppressed:  # black must not move the site off its noqa's line
             self.suppressed_lines.add(line)
+        options, gate, min_torch = site_options(self, line, rule, min_torch)
         decision = decide(
-            rule, self.options, suppressed=suppressed, fix=fix, min_torch=min_torch
+            rule, options, suppressed=suppressed, fix=fix, min_torch=min_torch
         )
         if not decision.shown:
             return False
@@ -202,7 +205,7 @@ class FileContext:
                 col,
                 rule.code,
                 rule.name,
-                (message or rule.message) + decision.note,
+                (message or rule.message) + decision.note + (decision.note and gate),
                 fix.value,
                 decision.apply,
                 end_col=end_col,
@@ -347,11 +350,10 @@ class Pass(cst.CSTTransformer):
         fix = rule.fix
         if fix is Fix.SAFE and rule.reads_device and self.context.reads_early(line):
             fix = Fix.UNSAFE
-        options = self.context.options
-        decision = decide(
+        options, _, min_torch = site_options(self.context, line, rule, min_torch)
+        return decide(
             rule, options, suppressed=suppressed, fix=fix, min_torch=min_torch
-        )
-        return decision.apply
+        ).apply
 
     def drop_import_if_unused(
         self, module: str, name: Optional[str] = None, alias: Optional[str] = None

@@ -30,7 +30,9 @@ from typing import Dict
 import libcst as cst
 
 from codemod.passes.base import walk
+from codemod.passes.device_pickers import DevicePickers
 from codemod.passes.device_positions import OTHER_DEVICES, Kind, device_literal
+from codemod.passes.device_tables import DeviceTables
 from codemod.passes.names import dotted_name
 
 OTHER_LISTED = (
@@ -88,9 +90,10 @@ def names_launcher_device(part: cst.CSTNode) -> bool:
     )
 
 
-class DeviceCases:
-    """Mixin for the device-strings pass: its ``kinds`` (a literal marked IGNORE is
-    left to this mixin), ``report``, ``record_and_decide`` and ``expr``."""
+class DeviceCases(DeviceTables, DevicePickers):
+    """Mixin for the device-strings pass, with its tables and pickers: its ``kinds``
+    (a literal marked IGNORE is left to this mixin), ``report``,
+    ``record_and_decide`` and ``expr``."""
 
     def __init__(self, context) -> None:
         super().__init__(context)  # type: ignore[call-arg]

@@ -20,7 +20,6 @@ from codemod import catalog
 from codemod.passes.amp_forms import AmpDeviceTypes
 from codemod.passes.base import Pass, attribute_name, option_name, target_name
 from codemod.passes.device_cases import DeviceCases
-from codemod.passes.device_tables import DeviceTables
 from codemod.passes.device_positions import (
     DEVICE_KEYWORDS,
     DEVICE_METHODS,
@@ -74,12 +73,7 @@ def _default_of(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 
 class DeviceStrings(
-    AmpDeviceTypes,
-    DeviceTemplates,
-    DeviceCases,
-    DeviceTables,
-    AcceleratedBranches,
-    Pass,
+    AmpDeviceTypes, DeviceTemplates, DeviceCases, AcceleratedBranches, Pass
 ):
     RULES = RULES
     TRIGGER = catalog.trigger_of("device_strings")

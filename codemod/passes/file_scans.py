@@ -6,6 +6,9 @@ scan reads the ``ast``, as a fact set in one statement decides a site in another
 - availability flags that pick CUDA-only code (``codemod.passes.cuda_flags``);
 - CUDA literals bound to a name read only as a device, and names bound once to a
   ``torch.device`` (``codemod.passes.device_values``); argparse options of type int;
+- the "cuda" a function returns among other devices' names (``codemod.passes.device_pickers``);
+- the branches of torch-version tests, whose releases bound the target there
+  (``codemod.passes.version_gates``);
 - modules moved after an optimizer was made from them (``codemod.passes.moved_parameters``)
   or after two of their modules were given one parameter (``codemod.passes.tied_parameters``),
   reported here, as no pass rewrites anything of them.
@@ -19,7 +22,13 @@ import ast
 import re
 from typing import Sequence
 
-from codemod.passes import cuda_flags, device_values, patched
+from codemod.passes import (
+    cuda_flags,
+    device_pickers,
+    device_values,
+    patched,
+    version_gates,
+)
 from codemod.passes.base import FileContext
 from codemod.passes.device_positions import int_options
 from codemod.model.rule import Fix
@@ -27,6 +36,7 @@ from codemod.passes.moved_parameters import moved_after_optimizer
 from codemod.passes.tied_parameters import moved_after_tie
 from codemod.rules import REGISTRY
 
+PICKER = re.compile(r"return\s+[\"']cuda[\"']")  # `return "cuda"`
 BOUND_LITERAL = re.compile(r"=\s*f?[\"']cuda[:\"']")  # `loc = "cuda:0"`
 TIE = re.compile(r"^\s*\w+(?:\.\w+){2,}\s*=\s*\w+(?:\.\w+){2,}\s*(?:#.*)?$", re.M)
 
@@ -43,6 +53,10 @@ def scan(context: FileContext, tree: ast.Module, lines: Sequence[str]) -> None:
     if "torch.device(" in source or "device(" in source:
         context.device_objects = device_values.device_objects(tree, facts, lines)
     context.int_options = int_options(source)
+    if "__version__" in source:  # branches for older releases of torch
+        context.version_bounds = version_gates.bounded_branches(tree)
+    if PICKER.search(source):
+        context.device_values.update(device_pickers.picked_cuda(tree, lines))
     if "is_available" in source or "device_count" in source:
         context.kept_flags = cuda_flags.kept_flags(tree, facts, lines)
     if "parameters(" in source or "optim" in source:  # reported here: no fix

@@ -71,7 +71,9 @@ RULES = (
         None,  # the binding alone: the CUDA one below torch 2.6
         what='Replaces `"cuda" if torch.cuda.is_available() else "cpu"` with '
         '`DEVICE().type` (or `DEVICE()` inside `torch.device(...)`), and the "cuda" of '
-        'any other `"cuda" if ... else "cpu"` with `DEVICE().type`.',
+        'any other `"cuda" if ... else "cpu"` with `DEVICE().type`, as it does the '
+        '`return "cuda"` of a function that returns other devices\' names too (a '
+        "device picker of the program's own), whose availability test is then widened.",
         why="The availability dance only knows CUDA; the binding knows every "
         "accelerator PyTorch knows and falls back to the CPU.",
         before=(
