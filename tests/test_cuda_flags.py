@@ -72,3 +72,15 @@ def test_a_flag_that_picks_a_launchers_gpu_is_kept():
         use_gpu = torch.cuda.is_available()
         trainer = Trainer(accelerator="gpu" if use_gpu else "cpu")
         """) == [2]
+
+
+def test_a_flag_a_function_named_for_cuda_returns_is_kept():
+    assert _kept_lines("""\
+        import torch
+        def is_cuda_available():
+            available = torch.cuda.is_available()
+            return available
+        def has_accelerator():
+            found = torch.cuda.is_available()
+            return found
+        """) == [3]

@@ -25,7 +25,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from codemod import catalog
 from codemod.catalog import CUDA_ONLY, PORTED, under
 from codemod.passes.runtime.tables import CUDA_ONLY_MODULES
-from codemod.passes.cuda_only_code import REPORTED
+from codemod.passes.cuda_only_code import CUDA_NAMED, REPORTED
 from codemod.passes.device_cases import LAUNCHER_DEVICES
 from codemod.passes.names import ModuleFacts, ast_position, dotted_name
 
@@ -34,6 +34,10 @@ KEPT = (
     ": kept, as the flag it sets (`{flag}`) picks CUDA-only code on line {line},"
     " which a test of any accelerator would run on other devices; port that code,"
     " then widen the flag"
+)
+NAMED = (
+    ": kept, as the flag it sets (`{flag}`) is what `{function}()`, named for CUDA, "
+    "returns on line {line}: its callers ask for CUDA by name"
 )
 _ROWS = {n: r for r in catalog.ROWS if r.kind == "name" for n in r.names}
 
@@ -61,6 +65,10 @@ def kept_flags(
     if not flags:
         return kept
     _follow(tree, flags)
+    for function, flag, line in _returned_by_cuda_named(tree, flags):
+        for call in flags[flag]:
+            reason = NAMED.format(flag=flag, function=function, line=line)
+            kept.setdefault(ast_position(call, lines), reason)
     for test, guarded in tests:
         for operand in _and_operands(test):
             for flag in _flags_read(operand, flags):
@@ -70,6 +78,23 @@ def kept_flags(
                 for call in flags[flag]:
                     kept.setdefault(ast_position(call, lines), reason)
     return kept
+
+
+def _returned_by_cuda_named(
+    tree: ast.Module, flags: Dict[str, List[ast.Call]]
+) -> Iterator[Tuple[str, str, int]]:
+    """(function, flag, line) of each flag a function named for CUDA returns
+    (``def is_cuda_available(): ... available = torch.cuda.is_available() ...
+    return available``): its callers ask for CUDA by name."""
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if not CUDA_NAMED.search(function.name):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Return) and node.value is not None:
+                for flag in _flags_read(node.value, flags):
+                    yield function.name, flag, node.lineno
 
 
 def _names_read(node: ast.AST) -> Iterator[str]:

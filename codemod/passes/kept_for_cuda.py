@@ -184,8 +184,8 @@ def kept_tests(
     widened would read ``y`` where it is unbound)."""
     if isinstance(node, cst.If):
         tests = _cuda_tests(node.test)
-        if not tests:
-            return {}
+        if not tests:  # `if torch.cuda.device_count() > 1: ... elif <xpu test>:`
+            return _availability_before_another_device(node, qualified_name)
         reason = _needs_cuda_body(node.test, node.body, qualified_name)
         if reason is None and _later_branches_test_another_device(node, qualified_name):
             reason = ANOTHER_DEVICE
@@ -228,6 +228,21 @@ def kept_tests(
             if isinstance(call, cst.Call)
             and qualified_name(call.func) == "torch.cuda.is_available"
         }
+    return {}
+
+
+def _availability_before_another_device(
+    node: cst.If, qualified_name: QualifiedName
+) -> Dict[cst.CSTNode, str]:
+    """The availability calls of ``node``'s test, where a later branch tests
+    another device: widened, that device would take the first branch."""
+    calls = [
+        call
+        for call in walk(node.test)
+        if isinstance(call, cst.Call) and qualified_name(call.func) in AVAILABILITY
+    ]
+    if calls and _later_branches_test_another_device(node, qualified_name):
+        return dict.fromkeys(calls, ANOTHER_DEVICE)
     return {}
 
 
