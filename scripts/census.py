@@ -39,7 +39,8 @@ function (``map(torch.Tensor.cuda, xs)``), and a ``from torch.cuda... import`` t
 when another import fails (``except ImportError:``), whose later uses do not say which
 import they got. ``cuda-extension`` also covers ``torch.utils.cpp_extension.CUDA_HOME``.
 
-Code in the body of ``if <device>.type == "cuda":`` (or of such a conditional expression)
+Code in the body of ``if <device>.type == "cuda":`` (or of such a conditional expression,
+or after such a test in an ``and``: ``dev.type == "cuda" and torch.cuda.f()``)
 runs on CUDA alone and is no site, nor is the ``"cuda"`` of that test, nor a function
 named under "cuda" in a table keyed by device type (``{"cuda": torch.cuda.empty_cache,
 "xpu": torch.xpu.empty_cache}[dev.type]()``), nor the ``"cuda"`` of a membership test
@@ -474,13 +475,19 @@ class _Visitor(ast.NodeVisitor):
 
     def _on_cuda_only(self, node: ast.AST) -> bool:
         """True in the body of ``if <device>.type == "cuda":`` (or of such a conditional
-        expression), code kept for CUDA alone, and for the "cuda" of that test."""
+        expression, or after such a test in an ``and``), code kept for CUDA alone, and
+        for the "cuda" of that test."""
         child, parent = node, self.parents.get(id(node))
         while parent is not None:
             if isinstance(parent, ast.Compare) and _is_cuda_test(parent):
                 return True
             if isinstance(parent, ast.Dict) and _is_cuda_entry(parent, child):
                 return True
+            if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+                # `<device>.type == "cuda" and C`: C is evaluated on CUDA alone.
+                before = parent.values[: parent.values.index(child)]
+                if any(_is_cuda_test(v) for v in before):
+                    return True
             if isinstance(parent, (ast.If, ast.IfExp)) and _is_cuda_test(parent.test):
                 in_body = (
                     child is parent.body

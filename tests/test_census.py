@@ -346,3 +346,14 @@ def test_binding_a_name_an_import_bound_is_not_a_use_of_it():
         pass
     """
     assert kinds(src) == [(7, "torch.cuda")]
+
+
+def test_what_follows_a_cuda_test_in_an_and_runs_on_cuda_alone():
+    src = """
+    import torch
+    a = dev.type == "cuda" and torch.cuda.get_device_capability() >= (8, 0)
+    b = torch.cuda.is_available() and dev.type == "cuda"
+    c = dev.type == "cpu" and torch.cuda.get_device_capability() >= (8, 0)
+    d = dev.type == "cuda" or torch.cuda.get_device_capability() >= (8, 0)
+    """
+    assert kinds(src) == [(4, "torch.cuda"), (5, "torch.cuda"), (6, "torch.cuda")]
