@@ -192,7 +192,7 @@ DIFFERS_BY_DESIGN: Dict[str, ByDesign] = {
             ),
         ],
     ),
-    "TP401/cpu_host_widened_branch": ByDesign(
+    "TP404/cpu_host_widened_branch": ByDesign(
         AMP_ON_ACCELERATOR + "; " + SCALER_ON_ACCELERATOR,
         [
             ("torch.float32 torch.float32", "torch.float16 torch.float16"),
