@@ -99,12 +99,8 @@ def _blob(git_dir: str, commit: str, path: str) -> bytes | None:
     return shown.stdout if shown.returncode == 0 else None
 
 
-def site_keys(folder: Path) -> Counter:
-    sites, _ = run_census([folder])
-    return Counter((os.path.relpath(s.path, folder), s.kind, s.snippet) for s in sites)
-
-
 def site_lines(folder: Path) -> dict:
+    """The census sites of ``folder``, keyed by file, kind and source text: their lines."""
     sites, _ = run_census([folder])
     lines: dict = {}
     for s in sites:
@@ -113,17 +109,22 @@ def site_lines(folder: Path) -> dict:
     return lines
 
 
+def _counts(lines: dict) -> Counter:
+    return Counter({key: len(at) for key, at in lines.items()})
+
+
 def compare(
     original: Path, human: Path, port: Path, diagnosed: set[tuple[str, int]]
 ) -> Comparison:
     """Sites removed by the humans and by torchport, three folders of the same files."""
     result = Comparison(commit="")
-    before, by_human, by_tool = site_keys(original), site_keys(human), site_keys(port)
+    port_lines = site_lines(port)
+    before = _counts(site_lines(original))
+    by_human, by_tool = _counts(site_lines(human)), _counts(port_lines)
     removed_by_human = before - by_human
     removed_by_tool = before - by_tool
     result.human = sum(removed_by_human.values())
     result.both = sum((removed_by_human & removed_by_tool).values())
-    port_lines = site_lines(port)
     for key, n in (removed_by_human - removed_by_tool).items():
         lines = port_lines.get(key, [])
         for line in lines[:n]:
