@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
-from tests.cli_helpers import ROOT
+from tests.cli_helpers import ROOT, record_lines
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\n"
 HANG_GUARD_S = 300  # bounds on a hang only, never on speed
@@ -95,12 +95,9 @@ def wait_for(condition, what: str) -> None:
 
 
 def error_lines(stderr: str) -> List[str]:
-    """The error lines of a run: every line of stderr but the summary."""
-    return [
-        line
-        for line in stderr.splitlines()
-        if not line.startswith(("Rewrote ", "Would rewrite "))
-    ]
+    """The error lines of a run: every line of stderr but the summary and the next
+    steps after it."""
+    return record_lines(stderr)
 
 
 # -- a user without root's power over files -----------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +82,28 @@ THREE = (
     "torch.cuda.synchronize()\n"
     "print(x, DEVICES)\n"
 )
+
+
+# The summary, and the lines after it that say what to do next (as Ruff ends).
+SUMMARY = re.compile(r"^(Rewrote|Would rewrite) ")
+NEXT_STEP = re.compile(
+    r"^\d+ (fixable with `torchport fix`|unsafe fix(es)? available|sites? that no fix)"
+)
+
+
+def summary_line(stderr: str) -> str:
+    """The run's one summary line."""
+    (line,) = [line for line in stderr.splitlines() if SUMMARY.match(line)]
+    return line
+
+
+def record_lines(stderr: str) -> list:
+    """Every line of stderr but the summary and the next steps after it."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if not SUMMARY.match(line) and not NEXT_STEP.match(line)
+    ]
 
 
 def codes(stdout: str):

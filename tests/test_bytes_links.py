@@ -40,11 +40,12 @@ def test_a_file_named_through_a_linked_folder_is_refused_like_a_file_link(tmp_pa
     proc = run_cli(["ld/a.py", "fl.py", "top.py"], cwd=tree)
     assert proc.returncode == 2, proc.stderr
     assert hashes(outside) == before
+    # in the order of their paths, as every record is
     assert error_lines(proc.stderr) == [
-        f"ld/a.py: named through a linked folder; its real path {outside / 'a.py'}"
-        " is outside the paths given; not followed",
         f"fl.py: symbolic link to {outside / 'b.py'}, outside the paths given;"
         " not followed",
+        f"ld/a.py: named through a linked folder; its real path {outside / 'a.py'}"
+        " is outside the paths given; not followed",
     ]
     assert ".to(DEVICE())" in (tree / "top.py").read_text()  # the rest processed
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.cli_helpers import CUDA, GIT_ENV, run_cli
+from tests.cli_helpers import CUDA, GIT_ENV, run_cli, summary_line
 
 
 def _git(cwd, *args):
@@ -55,7 +55,7 @@ def test_the_summary_says_how_many_files_a_default_skipped(tmp_path):
         (tmp_path / folder / "deep" / "y.ipynb").write_text("{}")
         (tmp_path / folder / "notes.txt").write_text("")
     proc = run_cli(["check", "."], cwd=tmp_path)
-    summary = proc.stderr.splitlines()[-1]
+    summary = summary_line(proc.stderr)
     assert summary.endswith(
         f"; 4 files in build{os.sep}, dist{os.sep} skipped by the default excludes"
         " (name a folder to process it)"

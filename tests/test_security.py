@@ -11,7 +11,7 @@ import pytest
 from codemod.model.diagnostic import Diagnostic
 from codemod.output.github import render_github
 from codemod.output.text import render_text
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import record_lines, run_cli
 
 CUDA = "import torch\n\nx = torch.ones(2).cuda()\n"
 LEFT = 'import torch\n\nDEVICES = ["cuda", "cpu"]\n'
@@ -127,7 +127,7 @@ def test_text_output_and_errors_cannot_be_forged(evil_tree):
     proc = run_cli(["--check", str(evil_tree)], cwd=evil_tree)
     for line in proc.stdout.splitlines():
         assert line.startswith(str(evil_tree)), line
-    errors = proc.stderr.splitlines()[:-1]
+    errors = record_lines(proc.stderr)
     assert len(errors) == 1 and errors[0].startswith(f"{evil_tree}/bad"), errors
     assert "\\n" in errors[0] and "\\r" in errors[0]
 
@@ -193,8 +193,8 @@ def test_no_file_name_forges_a_command_or_a_record(forging_tree, flags):
                         "::error title=torchport parse-error,",
                     )
                 ), line
-    errors = [line.split(": cannot parse: ")[0] for line in proc.stderr.splitlines()]
-    assert sorted(errors[:-1]) == sorted(
+    errors = [line.split(": cannot parse: ")[0] for line in record_lines(proc.stderr)]
+    assert sorted(errors) == sorted(
         [
             "./::error file=n1.py,line=1::FORGED.py",
             "x\\x1b[2K\\x1b[1A\\x1b[2Kforged.py",

@@ -75,7 +75,7 @@ PARENT = """
 import sys
 from codemod.simulate import _cli
 _cli.build = lambda verbose=False: "tpsim.so"
-_cli.environment = lambda devices: None
+_cli.environment = lambda devices, **settings: None
 sys.exit(_cli.main(sys.argv[1:]))
 """
 # The command: says it is ready, and on the signal takes a moment before it ends,
