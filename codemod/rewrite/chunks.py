@@ -78,7 +78,9 @@ def _hit(span: Span, lines: Set[int]) -> bool:
 def _bodies(stmt: ast.stmt, lines: Sequence[str]) -> List[List[ast.stmt]]:
     """The statement lists nested in ``stmt`` that can be chunks on their own.
 
-    An ``elif`` branch is not one: its text does not parse without its ``if``.
+    An ``elif`` branch is not one: its text does not parse without its ``if``; nor
+    is a body on its header's line (``case "cuda": return "nccl"``, ``else: x = 1``):
+    its statements do not start a line of their own.
     """
     bodies = [getattr(stmt, "body", None), getattr(stmt, "finalbody", None)]
     orelse = getattr(stmt, "orelse", None)
@@ -93,8 +95,19 @@ def _bodies(stmt: ast.stmt, lines: Sequence[str]) -> List[List[ast.stmt]]:
     bodies += [h.body for h in getattr(stmt, "handlers", [])]
     bodies += [c.body for c in getattr(stmt, "cases", [])]
     return [
-        b for b in bodies if b and isinstance(b, list) and isinstance(b[0], ast.stmt)
+        b
+        for b in bodies
+        if b
+        and isinstance(b, list)
+        and isinstance(b[0], ast.stmt)
+        and _starts_line(b[0], lines)
     ]
+
+
+def _starts_line(stmt: ast.stmt, lines: Sequence[str]) -> bool:
+    """Whether nothing but indentation comes before ``stmt`` on its line."""
+    line = lines[stmt.lineno - 1].encode("utf-8")  # col_offset counts UTF-8 bytes
+    return not line[: stmt.col_offset].strip()
 
 
 def select(
