@@ -18,6 +18,7 @@ from codemod.cli.summary import (
     View,
     exit_code,
     next_steps,
+    shared_binding_hints,
     summary_line,
     unsafe_hint,
 )
@@ -110,6 +111,7 @@ def show_results(
     if not view.quiet and (results or not findings.problems):
         click.echo(summary_line(results, findings, view, extra), err=True)
         hint = unsafe_hint(results, view.options)
-        for line in next_steps(results, view, extra) + ([hint] if hint else []):
+        lines = next_steps(results, view, extra) + ([hint] if hint else [])
+        for line in lines + shared_binding_hints(results, view):
             click.echo(line, err=True)
     return exit_code(results, findings.problems, view, extra)

@@ -1,5 +1,5 @@
-"""What a run ends with: the summary line, the hint about unsafe fixes, and the
-exit code.
+"""What a run ends with: the summary line, the hints about unsafe fixes and about
+one shared device binding, and the exit code.
 
 Apart from the commands so that the counts a run reports, and the exit code they
 give, are decided in one place for files, stdin and every output format.
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
 
 from codemod.model.diagnostic import fails
 from codemod.model.options import Options
@@ -119,3 +120,47 @@ def next_steps(results: Sequence[FileResult], view: View, extra=()) -> List[str]
             " `torchport check` lists them"
         )
     return lines
+
+
+def shared_binding_hints(results: Sequence[FileResult], view: View) -> List[str]:
+    """One line per package of which several modules get an accessor of their own
+    in this run: how ``device-import`` gives them one shared binding instead."""
+    if view.options is None or view.options.device_import:
+        return []
+    packages: Dict[str, List[str]] = {}
+    for result in results:
+        if result.adds_accessor and not result.error:
+            package = _package_of(result.path)
+            if package is not None:
+                packages.setdefault(package, []).append(result.path)
+    name = view.options.device_name
+    verb = "got" if view.mode == WRITE else "get"
+    lines = []
+    for package, paths in sorted(packages.items()):
+        if len(paths) < 2:
+            continue
+        shown = ", ".join(printable(p) for p in sorted(paths)[:2])
+        more = f" and {len(paths) - 2} more" if len(paths) > 2 else ""
+        top = Path(package).name
+        module = "device" if not (Path(package) / "device.py").exists() else "MODULE"
+        lines.append(
+            f"{len(paths)} modules of package {printable(top)} ({shown}{more}) {verb}"
+            f" a device accessor each; to share one binding, define `{name}()` once"
+            f" in {printable(top)}/{module}.py and set device-import ="
+            f' "from {printable(top)}.{module} import {name}" under [tool.torchport]:'
+            " torchport then imports it wherever the device is needed"
+        )
+    return lines
+
+
+def _package_of(path: str) -> Optional[str]:
+    """The folder of the outermost package that holds the module ``path`` (folders
+    with an ``__init__.py`` up from it); None for a module of no package."""
+    folder = Path(path).resolve().parent
+    package = None
+    while (folder / "__init__.py").is_file():
+        package = folder
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    return None if package is None else str(package)

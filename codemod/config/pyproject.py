@@ -200,9 +200,11 @@ def check_device_name(where: str, name: Any) -> str:
     return name
 
 
-def check_device_import(where: str, statement: str, root: Optional[Path]) -> None:
+def check_device_import(where: str, statement: str, root: Optional[Path]) -> bool:
     """``from MODULE import NAME`` must name a module of the project (or an
-    importable one) that binds NAME; found by looking at files, never importing."""
+    importable one) that binds NAME; found by looking at files, never importing.
+    True when NAME is a function of no required arguments defined there (an
+    accessor: code reads the device as ``NAME()``)."""
     import ast
 
     match = re.match(r"\s*from\s+([\w.]+)\s+import\s+(\w+)", statement)
@@ -221,7 +223,7 @@ def check_device_import(where: str, statement: str, root: Optional[Path]) -> Non
                 base.joinpath(*parts).is_dir()
                 or base.joinpath(*parts).with_suffix(".so").exists()
             ):
-                return  # a namespace package or an extension: nothing to read
+                return False  # a namespace package or an extension: unread
             continue
         try:
             text = read_bounded(found).decode("utf-8", errors="replace")
@@ -230,19 +232,38 @@ def check_device_import(where: str, statement: str, root: Optional[Path]) -> Non
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
-            return  # torchport reports that file itself
+            return False  # torchport reports that file itself
         except (RecursionError, MemoryError):  # CPython's compiler gives up too
             raise ConfigError(
                 f"{where}: {found} cannot be compiled by Python (nested too deep or"
                 " too large); the rewritten code would fail importing it"
             ) from None
         if name in _module_names(tree):
-            return
+            return _is_accessor(tree, name)
         raise ConfigError(f"{where}: {found} does not define {name!r}")
     where_looked = f"in {root}" if root is not None else "here"
     raise ConfigError(
         f"{where}: module {module!r} not found {where_looked} nor on sys.path;"
         " the rewritten code would fail with ModuleNotFoundError"
+    )
+
+
+def _is_accessor(tree, name: str) -> bool:
+    """``name`` is bound at the module's top level only by a ``def`` that takes no
+    required arguments."""
+    import ast
+
+    bindings = [
+        stmt
+        for stmt in tree.body
+        if name in _module_names(ast.Module(body=[stmt], type_ignores=[]))
+    ]
+    return bool(bindings) and all(
+        isinstance(stmt, ast.FunctionDef)
+        and stmt.name == name
+        and len(stmt.args.args) + len(stmt.args.posonlyargs) == len(stmt.args.defaults)
+        and all(d is not None for d in stmt.args.kw_defaults)
+        for stmt in bindings
     )
 
 

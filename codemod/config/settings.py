@@ -102,8 +102,9 @@ def resolve_settings(
     device_name = pick("device-name", "DEVICE")
     if flags.get("device-name") is not None:
         check_device_name("--device-name", device_name)
+    device_import_call = False
     if table.get("device-import"):
-        check_device_import(
+        device_import_call = check_device_import(
             f"{pyproject}: tool.torchport.device-import", table["device-import"], root
         )
 
@@ -113,6 +114,7 @@ def resolve_settings(
         unsafe_fixes=bool(pick("unsafe-fixes", False)),
         selection=selection(layers),
         device_import=table.get("device-import"),
+        device_import_call=device_import_call,
     )
     per_file = None
     if table.get("per-file-ignores") and root is not None:

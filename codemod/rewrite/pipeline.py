@@ -63,6 +63,7 @@ class Rewrite:
     source: str
     code: str
     diagnostics: List[Diagnostic] = field(default_factory=list)
+    adds_accessor: bool = False  # the module gets an accessor of its own (DEVICE())
 
     @property
     def changed(self) -> bool:
@@ -359,7 +360,7 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
     diagnostics = place.with_binding_reports(
         diagnostics, code, context, mapping, positions, visit.device_uses
     )
-    return Rewrite(source, code, diagnostics)
+    return Rewrite(source, code, diagnostics, place.adds_accessor(context))
 
 
 def _assemble(lines, outputs, local_maps, added) -> Tuple[str, Dict[int, int]]:

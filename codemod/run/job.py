@@ -34,6 +34,7 @@ class FileResult:
     error: Optional[str] = None
     diff: str = ""
     output: Optional[bytes] = None  # the rewritten bytes, for stdin mode
+    adds_accessor: bool = False  # the rewrite gives the module an accessor of its own
 
 
 @dataclass(frozen=True)

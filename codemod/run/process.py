@@ -129,6 +129,7 @@ def _process_source(
     if rewrite.changed:
         result.changed = True
         result.output = output
+        result.adds_accessor = rewrite.adds_accessor
         if job.mode == DIFF:
             from codemod.rewrite.linediff import unified_diff
 

@@ -219,6 +219,18 @@ def insertions(
     return out
 
 
+def adds_accessor(context: "FileContext") -> bool:
+    """Whether the module gets an accessor of its own (not a reused binding, nor
+    the project's ``device-import``)."""
+    return (
+        context.needs_device
+        and context.device_call
+        and not context.binding_exists
+        and not context.device_import
+        and context.binding_index is None
+    )
+
+
 def _adds_functools(context: "FileContext") -> bool:
     return (
         context.device_call

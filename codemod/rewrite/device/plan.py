@@ -283,10 +283,13 @@ def _plan_device_import(
                     is_binding(stmt.value, facts) or is_user_device(stmt.value, facts)
                 ):
                     return False
+            if any(is_accessor(s, context) and s.name == bound for s in tree.body):
+                return False  # the module that defines the project's accessor
             bound = _fresh_name(bound, tree, facts)
     context.device_name = bound
     context.device_import = device_import.statement(bound)
     context.binding_exists = True
+    context.device_call = context.options.device_import_call
     return True
 
 
