@@ -106,7 +106,7 @@ class FileContext:
         # The binding is an accessor, called where the device is read (DEVICE()), or
         # a variable the module binds itself (its own, or a device-import).
         self.device_call = False
-        self.functools_name = "functools"  # how the accessor reaches functools.cache
+        self.cache_decorator = ""  # the accessor's cache (device.cache), once placed
         # Statements where reading the device asks for the accelerator earlier than
         # the original asked for CUDA (codemod.rewrite.device.timing).
         self.early_reads: Set[Tuple[int, int]] = set()

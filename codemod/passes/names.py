@@ -29,6 +29,14 @@ def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def _stored_names(target: ast.AST) -> Set[str]:
+    return {
+        node.id
+        for node in ast.walk(target)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+    }
+
+
 @dataclass
 class ModuleFacts:
     imports: Dict[str, str] = field(default_factory=dict)  # local name -> qualified
@@ -53,6 +61,12 @@ class ModuleFacts:
     # (`DEVICE().type if F else "cpu"`, as written). Where F picks the accelerator,
     # the program runs on it.
     flags: Set[Tuple[str, str]] = field(default_factory=set)
+    # Names bound in the module's own scope (at its top level, or in a top-level
+    # `if`/`try`): by imports (name -> what each import binds there), and otherwise
+    # (an assignment, a def, a `global` in a function). A function's own imports are
+    # in neither: they bind nothing a module-level statement can read.
+    module_imports: Dict[str, Set[str]] = field(default_factory=dict)
+    module_bound: Set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, tree: ast.Module, source: str) -> "ModuleFacts":
@@ -81,8 +95,18 @@ class ModuleFacts:
                     else:  # `import torch.cuda` binds `torch`
                         head = alias.name.split(".")[0]
                         facts._bind_import(head, head, ambiguous)
+                    if scope is None:
+                        local = alias.asname or alias.name.split(".")[0]
+                        target = alias.name if alias.asname else local
+                        facts.module_imports.setdefault(local, set()).add(target)
             elif isinstance(node, ast.ImportFrom):
                 if node.level or not node.module:
+                    if scope is None:  # binds its names to the package's own
+                        source = "." * node.level + (node.module or "")
+                        for alias in node.names:
+                            local = alias.asname or alias.name
+                            target = f"{source}.{alias.name}"
+                            facts.module_imports.setdefault(local, set()).add(target)
                     continue
                 for alias in node.names:
                     if alias.name != "*":
@@ -92,6 +116,10 @@ class ModuleFacts:
                         )
                         form = (node.module, alias.name, alias.asname)
                         facts.import_forms[local] = form
+                        if scope is None:
+                            facts.module_imports.setdefault(local, set()).add(
+                                f"{node.module}.{alias.name}"
+                            )
             elif isinstance(
                 node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
             ):
@@ -111,6 +139,8 @@ class ModuleFacts:
                 # wherever it is used.
                 for target in node.targets:
                     facts._store_attributes(target)
+                    if scope is None:  # bound all the same, for a name to add
+                        facts.module_bound.update(_stored_names(target))
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = (
                     node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -151,6 +181,7 @@ class ModuleFacts:
         for name, spans in scoped.items():
             if name in facts.imports:
                 facts.shadowed[name] = spans
+        facts.module_bound |= facts.bound
         facts.bound |= set(scoped)
         unbound = (
             "torch" not in facts.imports and "torch" not in facts.bound | ambiguous

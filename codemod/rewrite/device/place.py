@@ -21,6 +21,7 @@ from codemod.rewrite.device.text import (
     binding_statement,
     binding_value,
 )
+from codemod.rewrite.device.cache import cache_binding
 from codemod.rules import REGISTRY
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -176,14 +177,13 @@ def insertions(
     if insert_binding and context.facts.torch_alias is None:
         optional = optional_torch_import(tree)
         if optional is not None:
-            functools = _functools_line(tree, lines, context, newline)
-            return functools + [_in_block(optional, context, lines, newline)]
+            cache = _cache_import(tree, lines, context, optional.end_lineno, newline)
+            return cache + [_in_block(optional, context, lines, newline)]
         lazy = lazy_torch_imports(tree, uses, context.device_name, lines)
         if lazy is not None:
-            context.functools_name = ""  # remade per call: nothing to remember
+            context.cache_decorator = ""  # remade per call: nothing to remember
             return [_in_block(anchor, context, lines, newline) for anchor in lazy]
     needed: List[str] = []
-    functools = _functools_line(tree, lines, context, newline) if insert_binding else []
     if context.device_import and context.needs_device:
         if context.device_name not in context.facts.imports:
             needed.append(context.device_import + newline)
@@ -206,11 +206,14 @@ def insertions(
             anchor = head[0].end_lineno
         else:  # after a shebang, an encoding declaration, comments opening the file
             anchor = max(_first_line(tree.body) - 1, 0)
-    out: List[Insertion] = list(functools)
-    shared = [i for i in functools if i.after_line == anchor]
+    cache = (
+        _cache_import(tree, lines, context, anchor, newline) if insert_binding else []
+    )
+    out: List[Insertion] = list(cache)
+    shared = [i for i in cache if i.after_line == anchor]
     if needed:
         if shared and needed[-1].startswith("import torch"):
-            shared[0].text = "import functools" + newline * 2  # its own section
+            shared[0].text = shared[0].text.rstrip("\r\n") + newline * 2  # apart
         out.append(Insertion(anchor, "".join(needed)))
     if insert_binding:
         follows = bool(needed or shared)  # right after lines it adds itself
@@ -231,23 +234,26 @@ def adds_accessor(context: "FileContext") -> bool:
     )
 
 
-def _adds_functools(context: "FileContext") -> bool:
-    return (
-        context.device_call
-        and context.functools_name == "functools"
-        and (context.facts.imports.get("functools") != "functools")
-    )
-
-
-def _functools_line(
-    tree: ast.Module, lines: Sequence[str], context: "FileContext", newline: str
-):
-    """``import functools`` where isort would put it, if the accessor needs it:
-    among the standard library imports of the module's first run of imports, in
-    order; before that run when it has none (after what opens the file: a
-    shebang, an encoding declaration, a docstring, a licence comment)."""
-    if not _adds_functools(context):
+def _cache_import(
+    tree: ast.Module,
+    lines: Sequence[str],
+    context: "FileContext",
+    before: int,
+    newline: str,
+) -> List[Insertion]:
+    """Choose the cache of an accessor defined after line ``before``; ``import
+    functools`` where isort would put it, if it needs one: among the standard
+    library imports of the module's first run of imports, in order; before that run
+    when it has none (after what opens the file: a shebang, an encoding
+    declaration, a docstring, a licence comment)."""
+    if not context.device_call:
         return []
+    target = context.options.target_torch
+    chosen = cache_binding(tree, context.facts, target, before)
+    context.cache_decorator = chosen.decorator
+    if not chosen.import_line:
+        return []
+    line = chosen.import_line + newline
     body = tree.body
     imports = [
         i
@@ -262,13 +268,13 @@ def _functools_line(
             and not (isinstance(s, ast.ImportFrom) and s.module == "__future__")
         ]
         anchor = max(_first_line(rest) - 1, 0) if rest else len(lines)
-        text = "import functools" + newline
+        text = line
         if rest and _blank_run(lines, anchor, 1) == 0:
             text += newline  # code follows at once: imports stand apart
         return [Insertion(anchor, text)]
     first = imports[0]
     anchor = max(_first_line(body[first:]) - 1, 0)
-    text = "import functools" + newline
+    text = line
     for stmt in body[first:]:
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             break
@@ -277,8 +283,8 @@ def _functools_line(
             if stmt is body[first]:
                 text += newline  # the standard library's section, before the rest
             break
-        if module > "functools":
-            break
+        if module > "functools" or isinstance(stmt, ast.ImportFrom):
+            break  # isort's order: `import x` lines by name, then `from x import y`
         anchor = stmt.end_lineno
     return [Insertion(anchor, text)]
 

@@ -12,6 +12,7 @@ import ast
 from typing import Iterator, Optional, Sequence, Tuple
 
 from codemod.passes.base import FileContext
+from codemod.rewrite.device.cache import is_cache_decorator
 from codemod.rewrite.device.place import functions, optional_torch_import
 from codemod.rewrite.device.text import (
     FORK_SAFE_TORCH,
@@ -161,7 +162,6 @@ def plan_binding(
     not bound everywhere the rewrite would use it (see ``bound_before_uses``).
     """
     context.torch_name = facts.torch_alias or "torch"
-    context.functools_name = _functools_name(facts)
     initialising = context.options.target_torch < FORK_SAFE_TORCH
     context.early_reads = set(early_reads(tree, facts, initialising))
     if context.options.device_import and _plan_device_import(tree, facts, context):
@@ -215,26 +215,20 @@ def _use_accessor(context: FileContext, accessor: ast.FunctionDef) -> None:
     )
 
 
-def _functools_name(facts: ModuleFacts) -> str:
-    """How the accessor reaches ``functools.cache``: the module's ``import
-    functools``, one torchport adds, or none when the name means something else."""
-    if facts.imports.get("functools") == "functools":
-        return "functools"
-    return "" if "functools" in facts.identifiers else "functools"
-
-
 def is_accessor(stmt: ast.stmt, context: FileContext) -> bool:
-    """Whether ``stmt`` is the accessor torchport writes (any target's form)."""
+    """Whether ``stmt`` is the accessor torchport writes (any target's form, with
+    any of the cache decorators it writes, or none)."""
     if not isinstance(stmt, ast.FunctionDef) or stmt.args.args or stmt.args.vararg:
         return False
-    written = ast.unparse(stmt)
-    for target in ((2, 8), (2, 7), (2, 6), (2, 4), (2, 5)):
-        for functools_name in ("functools", ""):
-            lines = accessor_lines(
-                stmt.name, context.torch_name, functools_name, target
-            )
-            if ast.unparse(ast.parse("\n".join(lines))) == written:
-                return True
+    decorators = stmt.decorator_list
+    if len(decorators) > 1 or not all(is_cache_decorator(d) for d in decorators):
+        return False
+    # ast.unparse writes each decorator on a line of its own, before the def.
+    written = ast.unparse(stmt).split("\n", len(decorators))[-1]
+    for target in ((2, 8), (2, 6), (2, 4)):  # the bodies' three forms
+        lines = accessor_lines(stmt.name, context.torch_name, "", target)
+        if ast.unparse(ast.parse("\n".join(lines))) == written:
+            return True
     return False
 
 

@@ -95,27 +95,24 @@ ACCESSOR_2_6 = (
 ACCESSOR_CUDA = (
     'return {torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',
 )
-# functools.cache is Python 3.9+; torch 2.5 was the first to need it.
-CACHE_2_5 = "@{functools}.cache"
-CACHE_OLDER = "@{functools}.lru_cache(maxsize=None)"
 
 
 def accessor_lines(
-    device_name: str, torch_name: str, functools_name: str, target: TorchVersion
+    device_name: str, torch_name: str, decorator: str, target: TorchVersion
 ) -> List[str]:
-    """The accessor's lines, unindented, its body indented by four spaces."""
+    """The accessor's lines, unindented, its body indented by four spaces;
+    ``decorator``: its cache's expression (``codemod.rewrite.device.cache``), or ""."""
     if target >= FORK_SAFE_TORCH:
         body = ACCESSOR_2_8
     elif target >= ACCELERATOR_TORCH:
         body = ACCESSOR_2_6
     else:
         body = ACCESSOR_CUDA
-    cache = CACHE_2_5 if target >= (2, 5) else CACHE_OLDER
     doc = ACCESSOR_DOC if target >= ACCELERATOR_TORCH else ACCESSOR_DOC_CUDA
     lines = [f"def {device_name}():", "    " + doc]
     lines += ["    " + line.format(torch=torch_name) for line in body]
-    if functools_name:
-        lines.insert(0, cache.format(functools=functools_name))
+    if decorator:
+        lines.insert(0, "@" + decorator)
     return lines
 
 
@@ -127,7 +124,7 @@ def accessor_definition(
     lines = accessor_lines(
         context.device_name,
         context.torch_name,
-        context.functools_name,
+        context.cache_decorator,
         context.options.target_torch,
     )
     out = []
