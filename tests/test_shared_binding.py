@@ -44,7 +44,7 @@ def test_the_summary_says_how_to_share_one_binding(tmp_path):
 
 def test_following_the_hint_gives_the_package_one_binding(tmp_path):
     _project(tmp_path)
-    accessor = accessor_lines(NAME, "torch", "functools", (2, 10))
+    accessor = accessor_lines(NAME, "torch", "functools.cache", (2, 10))
     device = "import functools\n\nimport torch\n\n\n" + "\n".join(accessor) + "\n"
     device += "\n\ndef here(x):\n    return x.cuda()\n"  # uses its own accessor
     (tmp_path / "pkg" / "device.py").write_text(device)
