@@ -303,6 +303,22 @@ def _in_device_list(node: ast.Constant, parents: dict) -> bool:
     return bool(names & ACCELERATOR_TYPES)
 
 
+def _tests_torch_api(node: ast.AST) -> bool:
+    """``if hasattr(torch, "accelerator") [and ...]``: a test of the torch the code
+    runs on (the device binding torchport writes for a torch older than 2.6)."""
+    test = node.test
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        test = test.values[0]
+    return (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "hasattr"
+        and len(test.args) == 2
+        and isinstance(test.args[1], ast.Constant)
+        and test.args[1].value == "accelerator"
+    )
+
+
 def _is_cuda_test(test: ast.AST) -> bool:
     """``<device>.type == "cuda"``: true on CUDA alone."""
     return (
@@ -495,6 +511,12 @@ class _Visitor(ast.NodeVisitor):
                     else child in parent.body
                 )
                 if in_body:
+                    return True
+            if isinstance(parent, (ast.If, ast.IfExp)) and _tests_torch_api(parent):
+                # the `else` of `hasattr(torch, "accelerator")`: a torch without the
+                # accelerator API, where CUDA's check is the only one torch has
+                orelse = parent.orelse
+                if child is orelse or (isinstance(orelse, list) and child in orelse):
                     return True
             child, parent = parent, self.parents.get(id(parent))
         return False

@@ -55,10 +55,42 @@ NEWER: List[Tuple[str, TorchVersion]] = [
 ]
 
 
+def _guarded(tree: ast.AST) -> set:
+    """The nodes that run only where ``hasattr(torch, "accelerator")`` holds: the
+    body of an ``if`` (or the operand after an ``and``) that tests it, as the
+    adaptive device binding does."""
+
+    def tests_it(node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", None) == "hasattr"
+            and len(node.args) == 2
+            and getattr(node.args[1], "value", None) == "accelerator"
+        )
+
+    guarded = set()
+    for node in ast.walk(tree):
+        test = getattr(node, "test", None)
+        if isinstance(node, (ast.If, ast.IfExp)) and tests_it(test):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            guarded.update(n for part in body for n in ast.walk(part))
+        if isinstance(node, (ast.If, ast.IfExp)) and isinstance(test, ast.BoolOp):
+            if isinstance(test.op, ast.And) and tests_it(test.values[0]):
+                body = node.body if isinstance(node.body, list) else [node.body]
+                for part in [*body, *test.values[1:]]:
+                    guarded.update(ast.walk(part))
+    return guarded
+
+
 def dotted_names(code: str) -> List[str]:
-    """Every ``a.b.c`` chain (and bare name) the code reads."""
+    """Every ``a.b.c`` chain (and bare name) the code reads, but where it runs only
+    on a torch that has ``torch.accelerator``."""
     names = []
-    for node in ast.walk(ast.parse(code)):
+    tree = ast.parse(code)
+    guarded = _guarded(tree)
+    for node in ast.walk(tree):
+        if node in guarded:
+            continue
         parts = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)

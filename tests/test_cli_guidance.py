@@ -59,3 +59,25 @@ def test_nothing_sends_the_user_to_an_older_spelling():
     texts += sorted((ROOT / "fixtures").rglob("*.diagnostics.txt"))
     naming = [p for p in texts if "torchport explain" in p.read_text("utf-8")]
     assert naming == []
+
+
+# Three sites whose fixes need torch.accelerator (2.6) or its memory statistics (2.9).
+KEPT_BY_FLOOR = (
+    "import torch\n\n"
+    "torch.cuda.synchronize()\n"
+    "torch.cuda.manual_seed_all(0)\n"
+    "print(torch.cuda.memory_allocated())\n"
+)
+
+
+def test_a_run_says_how_many_sites_the_declared_floor_keeps(tmp_path):
+    (tmp_path / "a.py").write_text(KEPT_BY_FLOOR)
+    (tmp_path / "requirements.txt").write_text("torch>=2.1\n")
+    proc = run_cli(["check", "."], cwd=tmp_path)
+    assert proc.stderr.splitlines()[-1] == (
+        "3 sites kept CUDA-only by the target torch 2.1: torch >= 2.6 would port 2"
+        " of them, >= 2.9 all (raise the floor, or --target-torch 2.9)"
+    ), proc.stderr
+    (tmp_path / "requirements.txt").write_text("torch>=2.10\n")
+    proc = run_cli(["check", "."], cwd=tmp_path)
+    assert "kept CUDA-only by the target" not in proc.stderr

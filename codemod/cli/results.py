@@ -18,6 +18,7 @@ from codemod.cli.summary import (
     View,
     exit_code,
     next_steps,
+    floor_hint,
     shared_binding_hints,
     summary_line,
     unsafe_hint,
@@ -110,8 +111,8 @@ def show_results(
         click.echo(problem.text, err=True)
     if not view.quiet and (results or not findings.problems):
         click.echo(summary_line(results, findings, view, extra), err=True)
-        hint = unsafe_hint(results, view.options)
-        lines = next_steps(results, view, extra) + ([hint] if hint else [])
+        hints = [unsafe_hint(results, view.options), floor_hint(results, view.options)]
+        lines = next_steps(results, view, extra) + [h for h in hints if h]
         for line in lines + shared_binding_hints(results, view):
             click.echo(line, err=True)
     return exit_code(results, findings.problems, view, extra)

@@ -13,7 +13,14 @@ import click
 
 from codemod.cli.results import findings_of, fix_heading, render
 from codemod.cli.streams import Output, fail
-from codemod.cli.summary import EXIT_CLEAN, View, exit_code, next_steps, unsafe_hint
+from codemod.cli.summary import (
+    EXIT_CLEAN,
+    View,
+    exit_code,
+    floor_hint,
+    next_steps,
+    unsafe_hint,
+)
 from codemod.output.patch import patch_bytes
 from codemod.output.statistics import render_statistics
 from codemod.output.text import render_fixes
@@ -62,9 +69,9 @@ def run_stdin(name: str, configs, view: View, out: Output) -> int:
             shown.write(render_statistics([result], view.output_format, view.mode))
         else:
             shown.write(render(findings, view, sources={name: _text(data)}))
-    hint = unsafe_hint([result], view.options)
+    hints = [unsafe_hint([result], view.options), floor_hint([result], view.options)]
     if not view.quiet:
-        for line in next_steps([result], view) + ([hint] if hint else []):
+        for line in next_steps([result], view) + [h for h in hints if h]:
             click.echo(line, err=True)
     if view.show_fixes and view.output_format == "text" and view.mode != DIFF:
         shown.write(render_fixes([result], fix_heading(view)))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from codemod.model.diagnostic import fails
+from codemod.model.rule import format_version
 from codemod.model.options import Options
 from codemod.model.text import printable
 from codemod.output.findings import Findings, plural
@@ -97,6 +98,28 @@ def unsafe_hint(results: Sequence[FileResult], options) -> str:
         return ""
     return (
         f"{plural(count, 'unsafe fix', 'unsafe fixes')} available with --unsafe-fixes"
+    )
+
+
+def floor_hint(results: Sequence[FileResult], options) -> str:
+    """How many sites the target torch (a declared floor) keeps CUDA-only, and the
+    floor that would port them: '' when there are none."""
+    needs = [d.needs_torch for r in results for d in r.diagnostics if d.needs_torch]
+    if options is None or not needs:
+        return ""
+    lowest, highest = min(needs), max(needs)
+    ports = (
+        f"torch >= {format_version(highest)} would port"
+        f" {'it' if len(needs) == 1 else 'them'}"
+        if lowest == highest
+        else f"torch >= {format_version(lowest)} would port"
+        f" {sum(n == lowest for n in needs)} of them,"
+        f" >= {format_version(highest)} all"
+    )
+    return (
+        f"{plural(len(needs), 'site')} kept CUDA-only by the target torch"
+        f" {format_version(options.target_torch)}: {ports}"
+        f" (raise the floor, or --target-torch {format_version(highest)})"
     )
 
 

@@ -20,6 +20,9 @@ class Decision:
     apply: bool  # the fix is applied
     note: str = ""  # added to the message: why a fix is not applied
     unsafe_available: bool = False  # --unsafe-fixes would apply it
+    # The release its fix needs where the target torch is older: a site the
+    # declared floor keeps CUDA-only.
+    needs_torch: Optional[TorchVersion] = None
 
 
 HIDDEN = Decision(shown=False, apply=False)
@@ -51,6 +54,7 @@ def decide(
             False,
             f" (the fix needs torch >= {format_version(needs)};"
             f" target is {format_version(options.target_torch)})",
+            needs_torch=needs,
         )
     if fix is Fix.UNSAFE and not allowed:
         return Decision(

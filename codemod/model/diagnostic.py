@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,9 @@ class Diagnostic:
     # everywhere as it stands. The rule's severity, carried with the site.
     severity: str = "error"
     unsafe_available: bool = False  # not applied; --unsafe-fixes would apply it
+    # Not applied because the target torch is older than the release its fix
+    # needs, which this is.
+    needs_torch: Optional[Tuple[int, int]] = None
 
     def at(self, path: str) -> "Diagnostic":
         return replace(self, path=path)

@@ -103,8 +103,7 @@ class FileContext:
         self.kept_test_texts: Dict[str, Set[str]] = {}  # test -> names its body binds
         # Filled by codemod.rewrite.device.plan_binding before the first pass runs.
         self.device_name = options.device_name
-        # The binding is an accessor, called where the device is read (DEVICE()), or
-        # a variable the module binds itself (its own, or a device-import).
+        # An accessor called where the device is read (DEVICE()), else a variable.
         self.device_call = False
         self.cache_decorator = ""  # the accessor's cache (device.cache), once placed
         # Statements where reading the device asks for the accelerator earlier than
@@ -130,7 +129,8 @@ class FileContext:
         self.needs_device = False
         self.needs_torch = False  # some pass emitted `torch.<...>`
         self.binding_exists = False  # the module already has the binding
-        self.binding_span: Optional[Tuple[int, int]] = None  # an accessor's lines
+        self.binding_spans: List[Tuple[int, int]] = []  # torchport's: never read
+        self.cuda_binding = False  # below 2.6, CUDA's own (device.floor), not adaptive
         self.binding_index: Optional[int] = None  # user statement to turn into it
         self.device_import: Optional[str] = None  # import of the project's own device
         # (line, module, obj, asname) of imports a pass made unused: removed after
@@ -212,6 +212,7 @@ class FileContext:
                 span_lines=span,
                 severity=rule.severity,
                 unsafe_available=decision.unsafe_available,
+                needs_torch=decision.needs_torch,
             )
         )
         return decision.apply

@@ -155,8 +155,7 @@ def chunks_of(located: Located, context: FileContext):
         located.function,
         binding_line,
     )
-    if context.binding_span:  # the accessor torchport wrote: no pass reads it
-        first, last = context.binding_span
+    for first, last in context.binding_spans:  # torchport's own: no pass reads it
         found = [c for c in found if not (first <= c.start and c.end <= last)]
     return _parsed(found, located)
 
@@ -356,7 +355,7 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
             diagnostics = relocate.in_output(
                 diagnostics, lines, code, mapping, visit.outputs, visit.local_maps
             )
-    # Below torch 2.6 each binding, added or already there, knows only CUDA.
+    # Below torch 2.6 a binding kept CUDA's, added or already there, says so.
     diagnostics = place.with_binding_reports(
         diagnostics, code, context, mapping, positions, visit.device_uses
     )

@@ -14,7 +14,7 @@ RULES = (
         "cuda-device-object",
         '`torch.device("cuda")` hard-codes the CUDA device',
         Fix.SAFE,
-        None,  # the binding alone: the CUDA one below torch 2.6
+        None,  # the binding alone, which adapts below torch 2.6
         what='Replaces `torch.device("cuda")` (or `type="cuda"`) with the module\'s '
         'device binding, and `torch.device("cuda", i)` (or `index=i`) and '
         '`torch.device("cuda:0")` with `torch.device(DEVICE().type, i) if '
@@ -39,7 +39,7 @@ RULES = (
         "cuda-device-argument",
         '"cuda" passed as a device argument',
         Fix.SAFE,
-        None,  # the binding alone: the CUDA one below torch 2.6
+        None,  # the binding alone, which adapts below torch 2.6
         what='Rewrites `"cuda"` and `"cuda:N"` passed where PyTorch takes a device: '
         "`.to(...)`, `device=`, `device_type=`, `map_location=`, "
         "`torch.set_default_device(...)`, `torch.autocast(...)`, "
@@ -68,7 +68,7 @@ RULES = (
         "cuda-if-available",
         '`"cuda" if torch.cuda.is_available() else "cpu"` picks only CUDA',
         Fix.SAFE,
-        None,  # the binding alone: the CUDA one below torch 2.6
+        None,  # the binding alone, which adapts below torch 2.6
         what='Replaces `"cuda" if torch.cuda.is_available() else "cpu"` with '
         '`DEVICE().type` (or `DEVICE()` inside `torch.device(...)`), and the "cuda" of '
         'any other `"cuda" if ... else "cpu"` with `DEVICE().type`, as it does the '
@@ -104,7 +104,7 @@ RULES = (
         "cuda-device-comparison",
         'comparison with the "cuda" device string',
         Fix.SAFE,
-        None,  # the binding alone: the CUDA one below torch 2.6
+        None,  # the binding alone, which adapts below torch 2.6
         what='Rewrites `x == "cuda"`, `x != "cuda"`, `"cuda" in x` and `"cuda" not in '
         'x` into tests against the accelerator: `x == DEVICE().type != "cpu"`. '
         '`case "cuda":` of a `match` on a name or an attribute becomes `case _ if '
@@ -145,7 +145,7 @@ RULES = (
         "cuda-device-variable",
         '"cuda" assigned to a device variable or default',
         Fix.SAFE,
-        None,  # the binding alone: the CUDA one below torch 2.6
+        None,  # the binding alone, which adapts below torch 2.6
         what='Rewrites `"cuda"` assigned to a name containing "device", used as a '
         "parameter default of such a name, as a `--device` option default, or as the "
         'value of a `"device"` key.',

@@ -15,7 +15,7 @@ RULES = (
         "cuda-method",
         "`.cuda()` moves to CUDA only; use `.to(DEVICE())`",
         Fix.SAFE,
-        None,  # the binding alone: the CUDA one below torch 2.6
+        None,  # the binding alone, which adapts below torch 2.6
         what="Rewrites `x.cuda()` to `x.to(DEVICE())`, keeping `non_blocking=` and "
         "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(DEVICE().type, i))`. "
         "A storage (the first parameter of a `map_location=` lambda, or a name that "
@@ -47,7 +47,7 @@ RULES = (
         "is-cuda",
         "`.is_cuda` only knows CUDA",
         Fix.SAFE,
-        None,  # the binding alone: the CUDA one below torch 2.6
+        None,  # the binding alone, which adapts below torch 2.6
         what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE().type != "cpu")`. As '
         "what an `assert` checks (alone or in an `and` chain), it becomes "
         "`x.device.type == DEVICE().type`: the tensor is where the program computes. "
@@ -86,7 +86,7 @@ RULES = (
         "pin-memory",
         "`pin_memory()` raises on a machine without an accelerator",
         Fix.SAFE,
-        None,  # the binding alone: the CUDA one below torch 2.6
+        None,  # the binding alone, which adapts below torch 2.6
         what='Rewrites `x.pin_memory()` to `(x.pin_memory() if DEVICE().type != "cpu" '
         "else x)` and `pin_memory=True` in tensor factories to `pin_memory=DEVICE().type "
         '!= "cpu"`. A factory pinned at once, `torch.randn(2).pin_memory()`, becomes '

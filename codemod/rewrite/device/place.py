@@ -3,7 +3,8 @@
 The binding goes where torch is bound: after the module's imports, before the first
 statement that reads it; inside ``try: import torch`` when torch is optional; in
 each function that imports torch when the module imports it only there. Below
-torch 2.6 every binding added is reported (TP103): it knows only CUDA.
+torch 2.6 the binding adapts to the torch it runs on, unless the module keeps CUDA's
+own tests (``text``): such a binding is reported (TP103), it knows only CUDA.
 """
 
 from __future__ import annotations
@@ -367,11 +368,12 @@ def with_binding_reports(
     positions: str,
     uses: Sequence["Chunk"],
 ) -> List["Diagnostic"]:
-    """``diagnostics`` and, below torch 2.6, a report on each binding torchport added:
-    it knows only CUDA there (TP103), as a second run would say of it. Lines are in
-    ``positions`` ("output", or "input": the first line that needs the device)."""
+    """``diagnostics`` and, below torch 2.6 where the binding stays CUDA's, a report
+    on each binding torchport added: it knows only CUDA there (TP103), as a second
+    run would say of it. Lines are in ``positions`` ("output", or "input": the first
+    line that needs the device)."""
     target = context.options.target_torch
-    if target >= ACCELERATOR_TORCH:
+    if target >= ACCELERATOR_TORCH or not context.cuda_binding:
         return diagnostics
     value = binding_value(context)  # the accessor returns it, a binding holds it
     source_line = {out: number for number, out in mapping.items()}
@@ -389,7 +391,8 @@ def with_binding_reports(
             if positions != "output":
                 where = (uses[0].start if uses else 1, 1)
         message = (
-            f"{what}, `{value}`, picks only CUDA:"
+            f"{what}, `{value}`, picks only CUDA, as the module's own CUDA tests"
+            " (availability, backend) kept by the target do:"
             f" torch.accelerator needs torch >= {format_version(ACCELERATOR_TORCH)};"
             f" target is {format_version(target)}"
         )

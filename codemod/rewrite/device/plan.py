@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional, Sequence, Tuple
 
+from codemod.model.versions import ACCELERATOR_TORCH
 from codemod.passes.base import FileContext
 from codemod.rewrite.device.cache import is_cache_decorator
 from codemod.rewrite.device.place import functions, optional_torch_import
@@ -19,6 +20,7 @@ from codemod.rewrite.device.text import (
     DeviceImport,
     accessor_lines,
 )
+from codemod.rewrite.device.floor import keeps_cuda_tests
 from codemod.rewrite.device.timing import early_reads, in_spans
 from codemod.passes.names import ModuleFacts
 
@@ -86,7 +88,8 @@ def _stores(tree: ast.Module, name: str) -> int:
 
 
 def is_binding(value: ast.AST, facts: ModuleFacts) -> bool:
-    """A form of the binding torchport writes (BINDING_2_8, BINDING_2_7, BINDING_2_6)."""
+    """A form of the binding torchport writes (BINDING_2_8, BINDING_2_7, BINDING_2_6,
+    BINDING_ADAPTIVE)."""
     cpu = lambda a: _is_str(a, "cpu")  # noqa: E731
     current = "torch.accelerator.current_accelerator"
     if (
@@ -103,14 +106,41 @@ def is_binding(value: ast.AST, facts: ModuleFacts) -> bool:
             == [("check_available", True)]
             and _device_call(second, facts, cpu)
         )
+    if not isinstance(value, ast.IfExp):
+        return False
+    test, adaptive = value.test, False
+    if (
+        isinstance(test, ast.BoolOp)
+        and isinstance(test.op, ast.And)
+        and len(test.values) == 2
+        and _has_accelerator(test.values[0], facts)
+    ):
+        test, adaptive = test.values[1], True
+    fallback = value.orelse
     return (
-        isinstance(value, ast.IfExp)
-        and _accelerator_test(value.test, facts)
+        _accelerator_test(test, facts)
         and isinstance(value.body, ast.Call)
         and facts.qualified_name(value.body.func) == current
         and not value.body.args
         and not value.body.keywords
-        and _device_call(value.orelse, facts, cpu)
+        and (
+            is_user_device(fallback, facts)
+            if adaptive
+            else _device_call(fallback, facts, cpu)
+        )
+    )
+
+
+def _has_accelerator(test: ast.AST, facts: ModuleFacts) -> bool:
+    """``hasattr(torch, "accelerator")``: the adaptive binding's test of the torch it
+    runs on."""
+    return (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "hasattr"
+        and len(test.args) == 2
+        and facts.qualified_name(test.args[0]) == "torch"
+        and _is_str(test.args[1], "accelerator")
     )
 
 
@@ -164,6 +194,10 @@ def plan_binding(
     context.torch_name = facts.torch_alias or "torch"
     initialising = context.options.target_torch < FORK_SAFE_TORCH
     context.early_reads = set(early_reads(tree, facts, initialising))
+    context.binding_spans = list(_written_spans(tree, context))
+    context.cuda_binding = context.options.target_torch < ACCELERATOR_TORCH and (
+        keeps_cuda_tests(tree, facts)
+    )
     if context.options.device_import and _plan_device_import(tree, facts, context):
         return
     candidates = []
@@ -205,14 +239,27 @@ def plan_binding(
 def _use_accessor(context: FileContext, accessor: ast.FunctionDef) -> None:
     context.device_name, context.binding_exists = accessor.name, True
     context.device_call = True
-    context.binding_line = min(
-        [accessor.lineno] + [d.lineno for d in accessor.decorator_list]
-    )
-    # Its own body is torchport's (below 2.6 it is CUDA's availability check).
-    context.binding_span = (
-        context.binding_line,
-        accessor.end_lineno or accessor.lineno,
-    )
+    context.binding_line = _span(accessor)[0]
+
+
+def _span(stmt: ast.stmt) -> Tuple[int, int]:
+    """A statement's first and last lines, its decorators included."""
+    decorators = getattr(stmt, "decorator_list", [])
+    first = min([stmt.lineno] + [d.lineno for d in decorators])
+    return first, stmt.end_lineno or stmt.lineno
+
+
+def _written_spans(tree: ast.Module, context: FileContext):
+    """The lines of every binding and accessor torchport wrote: their bodies are
+    torchport's (below 2.6 they hold CUDA's own availability check)."""
+    for _, _, assign in _assignments(tree.body):
+        if is_binding(assign.value, context.facts):
+            yield _span(assign)
+    for stmt in tree.body:
+        if is_accessor(stmt, context):
+            yield _span(stmt)
+    for _, stmt, _ in _nested_bindings(tree, context):
+        yield _span(stmt)
 
 
 def is_accessor(stmt: ast.stmt, context: FileContext) -> bool:
@@ -225,8 +272,14 @@ def is_accessor(stmt: ast.stmt, context: FileContext) -> bool:
         return False
     # ast.unparse writes each decorator on a line of its own, before the def.
     written = ast.unparse(stmt).split("\n", len(decorators))[-1]
-    for target in ((2, 8), (2, 6), (2, 4)):  # the bodies' three forms
-        lines = accessor_lines(stmt.name, context.torch_name, "", target)
+    # the bodies' forms: 2.8's, 2.6's, the adaptive one and the older CUDA one
+    for target, legacy in (
+        ((2, 8), False),
+        ((2, 6), False),
+        ((2, 4), False),
+        ((2, 4), True),
+    ):
+        lines = accessor_lines(stmt.name, context.torch_name, "", target, legacy)
         if ast.unparse(ast.parse("\n".join(lines))) == written:
             return True
     return False

@@ -50,13 +50,22 @@ BINDING_2_6 = (
     "if {torch}.accelerator.is_available()",
     'else {torch}.device("cpu")',
 )
-# Before torch.accelerator (2.6) nothing finds the device without naming a vendor,
-# which torchport never does: the binding is the CUDA program's own device with the
-# CPU fallback, exact on CUDA. Raising the target later makes it portable (TP103).
+# Below 2.6 the binding adapts to the torch it runs on: the accelerator API where
+# that torch has it (2.6's form), else the CUDA program's own device with the CPU
+# fallback. Exact on CUDA on every release; any accelerator once torch is 2.6.
+BINDING_ADAPTIVE = (
+    "{torch}.accelerator.current_accelerator()",
+    'if hasattr({torch}, "accelerator") and {torch}.accelerator.is_available()',
+    'else {torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',
+)
+# Where the module keeps CUDA's own tests (an availability check, the "nccl"
+# backend, which need 2.6 to port), the device must agree with them: CUDA's own.
 BINDING_CUDA = ('{torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',)
 
 
-def _binding_parts(torch_name: str, target: TorchVersion) -> List[str]:
+def _binding_parts(
+    torch_name: str, target: TorchVersion, legacy: bool = False
+) -> List[str]:
     if target >= FORK_SAFE_TORCH:
         template = BINDING_2_8
     elif target >= (2, 7):
@@ -64,19 +73,22 @@ def _binding_parts(torch_name: str, target: TorchVersion) -> List[str]:
     elif target >= ACCELERATOR_TORCH:
         template = BINDING_2_6
     else:
-        template = BINDING_CUDA
+        template = BINDING_CUDA if legacy else BINDING_ADAPTIVE
     return [part.format(torch=torch_name) for part in template]
 
 
 def binding_value(context: "FileContext") -> str:
     """The binding's value on one line."""
-    return " ".join(_binding_parts(context.torch_name, context.options.target_torch))
+    return " ".join(_binding_parts(*_form(context)))
+
+
+def _form(context: "FileContext"):
+    return context.torch_name, context.options.target_torch, context.cuda_binding
 
 
 # The accessor's body by the oldest torch it runs on; {torch} is torch's name here.
 # Each line fits a 60-column project, nested in a function too.
 ACCESSOR_DOC = '"""The accelerator found on first use, else the CPU."""'
-ACCESSOR_DOC_CUDA = '"""The CUDA device found on first use, else the CPU."""'
 ACCESSOR_2_8 = (
     "if {torch}.accelerator.device_count() > 0:",
     "    return {torch}.accelerator.current_accelerator()",
@@ -90,25 +102,41 @@ ACCESSOR_2_6 = (
     'return {torch}.device("cpu")',
 )
 # Before torch.accelerator (2.6) nothing finds the device without naming a vendor,
-# which torchport never does: the CUDA program's own device with the CPU fallback,
-# exact on CUDA. Raising the target later makes it portable (TP103).
+# which torchport never does: the accessor asks the accelerator API where the torch
+# it runs on has it (2.6's form), else CUDA's own check with the CPU fallback; the
+# fallback is the `else` of the test of the torch it runs on, as in the binding.
+ACCESSOR_ADAPTIVE = (
+    'if hasattr({torch}, "accelerator") and {torch}.accelerator.is_available():',
+    "    return {torch}.accelerator.current_accelerator()",
+    "else:",
+    '    return {torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',
+)
+# What torchport wrote below 2.6 before the accessor adapted: recognised, kept.
 ACCESSOR_CUDA = (
     'return {torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")',
 )
+ACCESSOR_DOC_CUDA = '"""The CUDA device found on first use, else the CPU."""'
 
 
 def accessor_lines(
-    device_name: str, torch_name: str, decorator: str, target: TorchVersion
+    device_name: str,
+    torch_name: str,
+    decorator: str,
+    target: TorchVersion,
+    legacy: bool = False,
 ) -> List[str]:
     """The accessor's lines, unindented, its body indented by four spaces;
-    ``decorator``: its cache's expression (``codemod.rewrite.device.cache``), or ""."""
+    ``decorator``: its cache's expression (``codemod.rewrite.device.cache``), or "";
+    ``legacy``: the CUDA-only form torchport wrote below 2.6 before it adapted."""
+    doc = ACCESSOR_DOC
     if target >= FORK_SAFE_TORCH:
         body = ACCESSOR_2_8
     elif target >= ACCELERATOR_TORCH:
         body = ACCESSOR_2_6
+    elif legacy:
+        body, doc = ACCESSOR_CUDA, ACCESSOR_DOC_CUDA
     else:
-        body = ACCESSOR_CUDA
-    doc = ACCESSOR_DOC if target >= ACCELERATOR_TORCH else ACCESSOR_DOC_CUDA
+        body = ACCESSOR_ADAPTIVE
     lines = [f"def {device_name}():", "    " + doc]
     lines += ["    " + line.format(torch=torch_name) for line in body]
     if decorator:
@@ -126,6 +154,7 @@ def accessor_definition(
         context.torch_name,
         context.cache_decorator,
         context.options.target_torch,
+        context.cuda_binding,
     )
     out = []
     for line in lines:
@@ -150,7 +179,7 @@ def binding_statement(
     within the project's line length, whether or not black runs: parenthesized, one
     operand a line when the value does not fit on one; indented with the file's
     indentation step."""
-    parts = _binding_parts(context.torch_name, context.options.target_torch)
+    parts = _binding_parts(*_form(context))
     limit = context.options.line_length
     tail = f"  {comment}" if comment else ""
     head = f"{indent}{context.device_name} = "
@@ -167,8 +196,32 @@ def binding_statement(
         arguments = f"{inner}{first[opened:-1]}{newline}"
         closing = f"{indent}) {rest}" if rest else f"{indent})"
         return f"{head}{first[:opened]}{newline}{arguments}{closing}{tail}{newline}"
+    elif parts[1].startswith("if hasattr(") and any(
+        _width(inner + p) > limit for p in parts
+    ):
+        parts = _narrow_adaptive(parts, inner + context.indent_unit, limit, newline)
     body = "".join(f"{inner}{part}{newline}" for part in parts)
     return f"{head}({newline}{body}{indent}){tail}{newline}"
+
+
+def _narrow_adaptive(parts: List[str], inner: str, limit: int, newline: str):
+    """The adaptive binding's operands as black splits them in a narrow project: the
+    test at its ``and``, the fallback's argument on lines of its own (``inner``)."""
+    test, fallback = parts[1], parts[2]
+    ask = test.index(" and ")
+    opened = fallback.index("(") + 1
+    argument = fallback[opened:-1]
+    if _width(inner + argument) > limit:  # "cuda" / if ... / else "cpu"
+        cuda, rest = argument.split(" if ", 1)
+        condition, cpu = rest.split(" else ", 1)
+        argument = f"{cuda}{newline}{inner}if {condition}{newline}{inner}else {cpu}"
+    return [
+        parts[0],
+        test[:ask],
+        test[ask + 1 :],
+        f"{fallback[:opened]}{newline}{inner}{argument}",
+        ")",
+    ]
 
 
 @dataclass(frozen=True)
