@@ -17,8 +17,8 @@ from codemod.cli.streams import Output
 from codemod.cli.summary import (
     View,
     exit_code,
-    next_steps,
     floor_hint,
+    next_steps,
     shared_binding_hints,
     summary_line,
     unsafe_hint,
