@@ -368,10 +368,9 @@ def with_binding_reports(
     positions: str,
     uses: Sequence["Chunk"],
 ) -> List["Diagnostic"]:
-    """``diagnostics`` and, below torch 2.6 where the binding stays CUDA's, a report
-    on each binding torchport added: it knows only CUDA there (TP103), as a second
-    run would say of it. Lines are in ``positions`` ("output", or "input": the first
-    line that needs the device)."""
+    """``diagnostics`` and, where the binding stays CUDA's below 2.6, a report on each
+    binding torchport added (TP103), as a second run would say of it. Lines are in
+    ``positions`` ("output", or "input": the first line that needs the device)."""
     target = context.options.target_torch
     if target >= ACCELERATOR_TORCH or not context.cuda_binding:
         return diagnostics
