@@ -92,7 +92,7 @@ def main() -> None:
                 path = Path(folder) / f"long_{size}.py"
                 long_line_file(path, size)
                 got = measure(command, path, flags)
-                rewritten = ".to(DEVICE())" in path.read_text()
+                rewritten = ".to(_DEVICE())" in path.read_text()
                 result = "rewritten" if rewritten else f"exit {got['code']}"
                 if "torchport rewrites statements of up to" in got["stderr"]:
                     result = "refused (over the bound)"

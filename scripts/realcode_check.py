@@ -71,7 +71,7 @@ from cpu_host import cpu_autocasts  # noqa: E402
 
 SKIP_DIRS = {".git", "__pycache__"}
 DEVICE_LIKE = re.compile(r"^(cuda(:\d+)?|cuda:(\{[^{}]*\}|%[ds])|nccl)$")
-# The docstring of the device accessor torchport defines (`def DEVICE(): ...`): its
+# The docstring of the device accessor torchport defines (`def _DEVICE(): ...`): its
 # own text, the one string a rewrite adds.
 ACCESSOR_DOCS = {
     "The accelerator found on first use, else the CPU.",

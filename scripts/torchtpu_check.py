@@ -68,11 +68,11 @@ names = json.loads(sys.argv[1])
 info["attributes"] = {name: tpu is not None and hasattr(tpu, name) for name in names}
 print(json.dumps(info))
 """
-DEVICE_MODULE_PREFIX = "torch.get_device_module(DEVICE())."
+DEVICE_MODULE_PREFIX = "torch.get_device_module(_DEVICE())."
 
 
 def _device_module_attribute(idiom: str):
-    """``synchronize`` for ``torch.get_device_module(DEVICE()).synchronize()``."""
+    """``synchronize`` for ``torch.get_device_module(_DEVICE()).synchronize()``."""
     text = idiom[len("with ") :] if idiom.startswith("with ") else idiom
     if not text.startswith(DEVICE_MODULE_PREFIX):
         return None

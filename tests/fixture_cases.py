@@ -68,7 +68,10 @@ def options_of(source: str) -> Options:
         if first.startswith("# fixture-options:")
         else []
     )
-    values = {"target_torch": (2, 10), "unsafe_fixes": False, "device_name": "DEVICE"}
+    values = {
+        "target_torch": (2, 10),
+        "unsafe_fixes": False,
+    }
     while args:
         flag = args.pop(0)
         if flag == "--target-torch":

@@ -71,7 +71,7 @@ def _method_names() -> Dict[str, Tuple[str, ...]]:
 def _device_module_names() -> Dict[str, Tuple[str, ...]]:
     common = set.intersection(*(_public(getattr(torch, m)) for m in DEVICE_MODULES))
     return {
-        f"torch.get_device_module(DEVICE()).{name}": (f"torch.cuda.{name}",)
+        f"torch.get_device_module(_DEVICE()).{name}": (f"torch.cuda.{name}",)
         for name in sorted(common)
         if not isinstance(getattr(torch.cuda, name), types.ModuleType)
     }
@@ -117,7 +117,7 @@ def test_the_scan_finds_the_device_api():
         "torch.accelerator.get_memory_info",
         "torch.Stream.wait_stream",
         "torch.Event.elapsed_time",
-        "torch.get_device_module(DEVICE()).synchronize",
+        "torch.get_device_module(_DEVICE()).synchronize",
     } <= set(SCANNED)
 
 

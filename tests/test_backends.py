@@ -116,7 +116,7 @@ def test_autocast_rows_match_torch():
     import torch
 
     for backend in IN_TORCH:
-        claimed = IDIOMS["torch.autocast(DEVICE().type)"][backend].status == YES
+        claimed = IDIOMS["torch.autocast(_DEVICE().type)"][backend].status == YES
         assert torch.amp.is_autocast_available(backend) == claimed, backend
 
 

@@ -35,7 +35,7 @@ def test_a_statement_over_the_bound_is_refused_on_one_line(tmp_path):
         " untouched"
     ]
     assert (tmp_path / "big.py").read_text() == source
-    assert ".to(DEVICE())" in (tmp_path / "ok.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "ok.py").read_text()
 
 
 def test_a_long_statement_without_a_site_is_no_problem():
@@ -54,7 +54,7 @@ def test_a_statement_under_the_bound_is_rewritten():
         "long.py", source.encode(), Job(WRITE, Options(), False)
     )
     assert result.error is None
-    assert b").to(DEVICE())\n" in result.output
+    assert b").to(_DEVICE())\n" in result.output
 
 
 def _script(*args: str) -> str:

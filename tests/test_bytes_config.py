@@ -52,7 +52,7 @@ def test_setup_py_python_cannot_compile_is_reported_once(tmp_path, shape):
     [line] = error_lines(proc.stderr)
     assert line.startswith("setup.py: cannot parse: "), line
     assert (tmp_path / "setup.py").read_text() == setup
-    assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
 
 
 def test_setup_py_without_cuda_that_python_cannot_compile_declares_nothing(tmp_path):
@@ -63,7 +63,7 @@ def test_setup_py_without_cuda_that_python_cannot_compile_declares_nothing(tmp_p
     proc = run_cli(["."], cwd=tmp_path)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
 
 
 @pytest.mark.parametrize("shape", sorted(UNCOMPILABLE))

@@ -44,7 +44,7 @@ def test_too_deep_is_one_line_and_the_others_are_rewritten(tmp_path, args):
     assert (tmp_path / "deep.py").read_text() == DEEP
     for name in args[2:]:
         if name != "deep.py":
-            assert ".to(DEVICE())" in (tmp_path / name).read_text(), name
+            assert ".to(_DEVICE())" in (tmp_path / name).read_text(), name
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,7 @@ def test_a_worker_crash_costs_only_its_own_file(tmp_path, jobs):
     assert (tmp_path / "f2.py").read_text() == crashing
     for name in names:
         if name != "f2.py":
-            assert ".to(DEVICE())" in (tmp_path / name).read_text(), name
+            assert ".to(_DEVICE())" in (tmp_path / name).read_text(), name
     assert "Rewrote 5 of 6 files" in proc.stderr
 
 

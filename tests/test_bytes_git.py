@@ -121,7 +121,7 @@ def test_a_nested_repository_and_one_above_run_nothing(layout):
     proc = run_cli(["fix", "sub", "."], cwd=tree)
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists()
-    assert ".to(DEVICE())" in (nested / "v.py").read_text()
+    assert ".to(_DEVICE())" in (nested / "v.py").read_text()
 
 
 def test_git_variables_of_the_environment_are_ignored(layout, tmp_path):
@@ -263,7 +263,7 @@ def test_an_index_that_is_no_index_is_as_good_as_none(layout, data):
     (tree / ".git" / "index").write_bytes(data)
     proc = run_cli(["fix", "."], cwd=tree)
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in (tree / "sub" / "b.py").read_text()
+    assert ".to(_DEVICE())" in (tree / "sub" / "b.py").read_text()
 
 
 # -- 3. folders found through git are pinned -------------------------------------------
@@ -288,7 +288,7 @@ def test_a_tracked_folder_swapped_for_a_link_during_the_run(layout):
         f"sub/b.py: folder {tree / 'sub'} on its path is a symbolic link now;"
         " not read"
     ]
-    assert ".to(DEVICE())" in (tree / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tree / "a.py").read_text()
 
 
 # -- 4. a .git pointer that leads nowhere ----------------------------------------------
@@ -303,7 +303,7 @@ def test_a_git_pointer_that_leads_nowhere_falls_back_to_the_walk(tmp_path, point
     (tmp_path / "skipped.py").write_text(CUDA)
     proc = run_cli(["fix", "."], cwd=tmp_path)
     assert proc.returncode == 0 and error_lines(proc.stderr) == [], proc.stderr
-    assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
     assert (tmp_path / "skipped.py").read_text() == CUDA
 
 
@@ -324,4 +324,4 @@ def test_a_pointer_file_that_is_a_pipe_is_no_pointer(tmp_path):
     (tmp_path / "a.py").write_text(CUDA)
     proc = run_cli(["fix", "."], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "a.py").read_text()

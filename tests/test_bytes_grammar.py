@@ -29,7 +29,7 @@ def test_except_without_parentheses_is_rewritten():
     result = process_source("new.py", NEWER.encode(), Job(WRITE, Options(), False))
     assert result.error is None, result.error
     out = result.output.decode()
-    assert "    x = torch.ones(2).to(DEVICE())\nexcept ValueError, TypeError:\n" in out
+    assert "    x = torch.ones(2).to(_DEVICE())\nexcept ValueError, TypeError:\n" in out
 
 
 def test_where_no_parser_reads_it_the_missing_grammar_is_named():
@@ -59,4 +59,4 @@ def test_a_newer_construct_inside_the_bare_types_is_blanked_once():
     )
     result = process_source("new.py", source.encode(), Job(WRITE, Options(), False))
     assert result.error is None, result.error
-    assert "x = torch.ones(2).to(DEVICE())" in result.output.decode()
+    assert "x = torch.ones(2).to(_DEVICE())" in result.output.decode()

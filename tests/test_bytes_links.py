@@ -47,7 +47,7 @@ def test_a_file_named_through_a_linked_folder_is_refused_like_a_file_link(tmp_pa
         f"ld/a.py: named through a linked folder; its real path {outside / 'a.py'}"
         " is outside the paths given; not followed",
     ]
-    assert ".to(DEVICE())" in (tree / "top.py").read_text()  # the rest processed
+    assert ".to(_DEVICE())" in (tree / "top.py").read_text()  # the rest processed
 
 
 def test_a_file_named_through_a_folder_link_inside_the_tree_is_its_target(tmp_path):
@@ -55,7 +55,7 @@ def test_a_file_named_through_a_folder_link_inside_the_tree_is_its_target(tmp_pa
     (tree / "alias").symlink_to("sub", target_is_directory=True)
     proc = run_cli(["alias/a.py"], cwd=tree)
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in (tree / "sub" / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tree / "sub" / "a.py").read_text()
     assert (tree / "alias").is_symlink()
 
 
@@ -80,7 +80,7 @@ def test_a_folder_swapped_for_a_link_before_its_files_are_read(tmp_path):
         " not read"
         for name in ("a.py", "b.py")
     ]
-    assert ".to(DEVICE())" in (tree / "top.py").read_text()
+    assert ".to(_DEVICE())" in (tree / "top.py").read_text()
 
 
 def test_a_folder_swapped_for_a_link_between_read_and_write(tmp_path):
@@ -104,7 +104,7 @@ def test_a_folder_swapped_for_a_link_between_read_and_write(tmp_path):
         " not read",
     ], proc.stderr
     assert (moved / "a.py").read_text() == CUDA  # the file read: not written either
-    assert ".to(DEVICE())" in (tree / "top.py").read_text()
+    assert ".to(_DEVICE())" in (tree / "top.py").read_text()
 
 
 def test_write_atomic_rechecks_the_folder_right_before_the_rename(tmp_path):

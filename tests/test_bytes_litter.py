@@ -65,7 +65,7 @@ def test_sighup_while_a_file_is_replaced_leaves_no_temporary_file(tmp_path, jobs
     assert names == ["f0.py", "f1.py", "f2.py"], names  # no temporary file
     for name in names:
         text = (tree / name).read_text()
-        assert text == CUDA or ".to(DEVICE())" in text, name  # never half-written
+        assert text == CUDA or ".to(_DEVICE())" in text, name  # never half-written
 
 
 def _group_alive(pgid: int) -> bool:
@@ -114,7 +114,7 @@ def test_an_append_only_or_immutable_folder_is_not_written(tmp_path, flag, what)
         f"locked/a.py: read-only folder ({what}: chattr {flag}); not written"
     ]
     assert (folder / "a.py").read_text() == CUDA
-    assert ".to(DEVICE())" in (tmp_path / "ok.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "ok.py").read_text()
 
 
 def test_an_immutable_file_is_not_written(tmp_path):

@@ -37,7 +37,7 @@ def test_another_users_setuid_file_keeps_owner_and_mode(tmp_path):
     proc = run_cli(["tool.py"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     info = os.stat(target)
-    assert ".to(DEVICE())" in target.read_text()
+    assert ".to(_DEVICE())" in target.read_text()
     assert (info.st_uid, info.st_gid) == (account.pw_uid, account.pw_gid)
     assert oct(stat.S_IMODE(info.st_mode)) == oct(mode)
 
@@ -68,7 +68,7 @@ def test_extended_attributes_are_kept(tmp_path):
     )
     proc = run_cli(["train.py"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in target.read_text()
+    assert ".to(_DEVICE())" in target.read_text()
     shown = subprocess.run(
         [getfattr, "--absolute-names", "-d", "-e", "hex", str(target)],
         capture_output=True,
@@ -109,7 +109,7 @@ def test_posix_acls_are_kept(tmp_path):
     assert f"user:{account.pw_uid}:rw-" in before
     proc = run_cli(["train.py"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in target.read_text()
+    assert ".to(_DEVICE())" in target.read_text()
     assert acl() == before
     assert stat.S_IMODE(os.stat(target).st_mode) == mode
 
@@ -124,7 +124,7 @@ def test_a_default_acl_of_the_folder_is_not_added_to_a_file_that_had_none(tmp_pa
     assert "system.posix_acl_access" not in os.listxattr(target)
     proc = run_cli(["train.py"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in target.read_text()
+    assert ".to(_DEVICE())" in target.read_text()
     assert "system.posix_acl_access" not in os.listxattr(target)
     shown = subprocess.run(
         [getfacl, "--omit-header", str(target)], capture_output=True, text=True

@@ -67,7 +67,7 @@ def test_duplicate_keys_are_one_error_line_and_the_notebook_is_untouched(
         f"{name}: cannot parse: duplicate key {key} in its JSON (JSON readers differ"
         " on which one counts; Jupyter takes the last); notebook left untouched"
     ]
-    assert ".to(DEVICE())" in (tmp_path / "ok.ipynb").read_text()  # the rest processed
+    assert ".to(_DEVICE())" in (tmp_path / "ok.ipynb").read_text()  # the rest processed
 
 
 def test_a_cell_nested_too_deep_is_refused_before_it_is_parsed(tmp_path):

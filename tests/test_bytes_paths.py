@@ -46,7 +46,7 @@ def test_a_folder_listed_but_not_entered_is_one_line(reachable_tmp):
     assert error_lines(proc.stderr) == [
         "locked: cannot enter folder: Permission denied"
     ]
-    assert ".to(DEVICE())" in (tree / "ok.py").read_text()
+    assert ".to(_DEVICE())" in (tree / "ok.py").read_text()
     assert (tree / "locked" / "a.py").read_text() == CUDA
 
 
@@ -81,7 +81,7 @@ def test_a_path_longer_than_the_system_takes_is_one_line(tmp_path):
     [line] = error_lines(proc.stderr)
     assert "path longer than the system allows" in line, line
     assert line.endswith("folder not searched")
-    assert ".to(DEVICE())" in (tree / "ok.py").read_text()
+    assert ".to(_DEVICE())" in (tree / "ok.py").read_text()
     assert len(os.fsencode(deep)) > 4096
 
 

@@ -58,7 +58,7 @@ def test_git_info_exclude_that_never_ends_is_one_line(tmp_path, kind):
         f"{tmp_path / '.git' / 'info' / 'exclude'}: {reason}; not read as an ignore"
         " file"
     ]
-    assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
 
 
 def test_gitignore_that_never_ends_is_one_line(tmp_path):
@@ -71,7 +71,7 @@ def test_gitignore_that_never_ends_is_one_line(tmp_path):
         f"{tmp_path / 'sub' / '.gitignore'}: not a regular file (a named pipe); not"
         " read as an ignore file"
     ]
-    assert ".to(DEVICE())" in (tmp_path / "sub" / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "sub" / "a.py").read_text()
 
 
 def test_an_ignore_file_over_the_bound_is_not_read(tmp_path):

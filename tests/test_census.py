@@ -213,7 +213,7 @@ def test_guarded_pin_memory_is_not_a_site_and_dataloader_pin_is_separate():
     src = """
     import torch
     DEVICE = torch.device("cpu")
-    a = (x.pin_memory() if DEVICE().type != "cpu" else x).to(DEVICE())
+    a = (x.pin_memory() if _DEVICE().type != "cpu" else x).to(_DEVICE())
     if torch.accelerator.is_available():
         b = y.pin_memory()
         c = torch.empty(3, pin_memory=True)

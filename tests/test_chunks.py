@@ -61,7 +61,7 @@ def test_nested_rewrite_keeps_every_other_byte():
         "        return  y\n"
     )
     out = rewrite(source)
-    assert "        y = x.to(DEVICE())   # move\n" in out
+    assert "        y = x.to(_DEVICE())   # move\n" in out
     assert "    def  forward( self ,x ) :\n" in out and "        return  y\n" in out
 
 
@@ -75,21 +75,21 @@ def test_chunk_that_cannot_be_dedented_falls_back_to_its_top_statement():
         "    return x.cuda(), text\n"
     )
     out = rewrite(source)
-    assert "return x.to(DEVICE()), text" in out
+    assert "return x.to(_DEVICE()), text" in out
     assert 'text = """\nat column zero\n"""' in out
 
 
 def test_crlf_is_kept_on_changed_and_unchanged_lines():
     source = "import torch\r\n\r\nx = torch.ones(2)\r\ny = x.cuda()\r\n"
     out = rewrite(source)
-    assert ".to(DEVICE())" in out
+    assert ".to(_DEVICE())" in out
     assert out.count("\n") == out.count("\r\n")
 
 
 def test_tabs_indentation():
     source = "import torch\n\n\ndef f(x):\n\tif x is not None:\n\t\treturn x.cuda()\n"
     out = rewrite(source)
-    assert "\t\treturn x.to(DEVICE())\n" in out
+    assert "\t\treturn x.to(_DEVICE())\n" in out
 
 
 def test_shadowed_import_is_not_resolved():
@@ -127,8 +127,8 @@ def test_binding_goes_after_the_imports_when_only_functions_use_it():
         "    return torch.zeros(1, device='cuda')\n"
     )
     out = rewrite(source)
-    assert out.index("def DEVICE():") > out.index("import torch")
-    assert out.index("def DEVICE():") < out.index("X = os.sep")
+    assert out.index("def _DEVICE():") > out.index("import torch")
+    assert out.index("def _DEVICE():") < out.index("X = os.sep")
 
 
 def test_comment_only_mentions_change_nothing():
@@ -150,7 +150,7 @@ def test_blank_lines_with_spaces_survive_black_in_a_changed_chunk():
         "    return y\n"
     )
     out = rewrite_source(source, Options(), format_mode=black.Mode()).code
-    assert "    y = x.to(DEVICE())\n    \n    return y\n" in out
+    assert "    y = x.to(_DEVICE())\n    \n    return y\n" in out
 
 
 def test_assigning_an_attribute_does_not_shadow_the_module():

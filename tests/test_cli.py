@@ -17,7 +17,7 @@ def test_rewrites_in_place_and_second_run_is_clean(tmp_path):
     first = run_cli([str(target)], cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     text = target.read_text()
-    assert ".to(DEVICE())" in text and "def DEVICE():" in text
+    assert ".to(_DEVICE())" in text and "def _DEVICE():" in text
     second = run_cli(["--check", str(target)], cwd=tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr
     assert target.read_text() == text
@@ -29,7 +29,7 @@ def test_diff_writes_nothing_and_exits_1(tmp_path):
     proc = run_cli(["--diff", str(target)], cwd=tmp_path)
     assert proc.returncode == 1
     assert "-x = torch.ones(2).cuda()" in proc.stdout
-    assert "+x = torch.ones(2).to(DEVICE())" in proc.stdout
+    assert "+x = torch.ones(2).to(_DEVICE())" in proc.stdout
     assert target.read_text() == CUDA
 
 
@@ -54,7 +54,7 @@ def test_json_output(tmp_path):
 def test_stdin_to_stdout(tmp_path):
     proc = run_cli(["-"], cwd=tmp_path, input=CUDA.encode())
     assert proc.returncode == 0
-    assert ".to(DEVICE())" in proc.stdout
+    assert ".to(_DEVICE())" in proc.stdout
 
 
 def test_parse_error_is_reported_and_others_still_processed(tmp_path):
@@ -66,7 +66,7 @@ def test_parse_error_is_reported_and_others_still_processed(tmp_path):
     assert proc.returncode == 2
     assert f"{bad}: cannot parse" in proc.stderr
     assert bad.read_bytes() == b"x = torch.cuda(\n"
-    assert ".to(DEVICE())" in good.read_text()
+    assert ".to(_DEVICE())" in good.read_text()
 
 
 def test_select_and_ignore(tmp_path):
@@ -75,7 +75,7 @@ def test_select_and_ignore(tmp_path):
     proc = run_cli(["--diff", "--ignore", "TP2", str(target)], cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout == ""
     proc = run_cli(["--diff", "--select", "TP201", str(target)], cwd=tmp_path)
-    assert proc.returncode == 1 and ".to(DEVICE())" in proc.stdout
+    assert proc.returncode == 1 and ".to(_DEVICE())" in proc.stdout
 
 
 def test_rules_lists_every_code():

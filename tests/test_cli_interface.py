@@ -93,7 +93,7 @@ def test_check_subcommand_writes_nothing(tmp_path):
     proc = run_cli(["check", "a.py"], cwd=tmp_path)
     assert proc.returncode == 1 and (tmp_path / "a.py").read_text() == CUDA
     proc = run_cli(["fix", "a.py"], cwd=tmp_path)
-    assert proc.returncode == 0 and ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert proc.returncode == 0 and ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
 
 
 def test_exit_zero(tmp_path):
@@ -128,7 +128,7 @@ def test_a_folder_named_rules_is_migrated(tmp_path):
     (tmp_path / "rules" / "a.py").write_text(CUDA)
     proc = run_cli(["rules"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in (tmp_path / "rules" / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "rules" / "a.py").read_text()
     # Elsewhere the word is the listing.
     assert "TP201" in run_cli(["rules"], cwd=tmp_path / "rules").stdout
 
@@ -194,7 +194,7 @@ def test_stdin_filename_honours_exclude(tmp_path):
     proc = run_cli(args, cwd=tmp_path, input=CUDA.encode())
     assert proc.returncode == 0 and proc.stdout == CUDA
     proc = run_cli(["-", "--stdin-filename", "x.py"], cwd=tmp_path, input=CUDA.encode())
-    assert ".to(DEVICE())" in proc.stdout
+    assert ".to(_DEVICE())" in proc.stdout
 
 
 def test_summary_uses_singular_and_plural(tmp_path):

@@ -41,13 +41,13 @@ def test_a_missing_file_among_others_is_one_line_and_the_rest_is_processed(tmp_p
     proc = run_cli(["gone.py", "a.py"], cwd=tmp_path)
     assert proc.returncode == 2
     assert "gone.py: no such file or directory" in proc.stderr
-    assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
 
 
 def test_the_explicit_fix_processes_the_other_paths(tmp_path):
     (tmp_path / "a.py").write_text(CUDA)
     proc = run_cli(["fix", "chekc", "a.py"], cwd=tmp_path)
-    assert proc.returncode == 2 and ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert proc.returncode == 2 and ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
 
 
 # -- check defaults to '.', and a check of nothing fails --------------------------

@@ -103,8 +103,8 @@ def test_full_shows_the_fix(tmp_path):
     proc = run_cli(["check", "--output-format", "full", "a.py"], cwd=tmp_path)
     fix = proc.stdout.split("  Safe fix:\n", 1)[1]
     assert "  3 - x = torch.ones(2).cuda()\n" in fix
-    assert "    + x = torch.ones(2).to(DEVICE())\n" in fix
-    assert "    + def DEVICE():\n" in fix
+    assert "    + x = torch.ones(2).to(_DEVICE())\n" in fix
+    assert "    + def _DEVICE():\n" in fix
 
 
 def test_json_names_the_rule_page_and_what_the_fix_does(tmp_path):
@@ -114,7 +114,7 @@ def test_json_names_the_rule_page_and_what_the_fix_does(tmp_path):
     assert fixed["url"].endswith("/docs/rules.md#tp201-cuda-method")
     assert reported["url"].endswith("/docs/rules.md#tp109-cuda-string-unknown-context")
     assert fixed["fix"]["message"] == (
-        "Replace `x = torch.ones(2).cuda()` with `x = torch.ones(2).to(DEVICE())`"
+        "Replace `x = torch.ones(2).cuda()` with `x = torch.ones(2).to(_DEVICE())`"
     )
 
 

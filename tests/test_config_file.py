@@ -101,7 +101,7 @@ def test_nearest_pyproject_is_found_from_the_paths_not_the_cwd(tmp_path):
     # ...and one with the table wins for the files below it (nothing is merged).
     (root / "src" / "pyproject.toml").write_text("[tool.torchport]\n")
     proc = run_cli(["--diff", str(root / "src" / "train.py")], cwd=elsewhere)
-    assert proc.returncode == 1 and ".to(DEVICE())" in proc.stdout
+    assert proc.returncode == 1 and ".to(_DEVICE())" in proc.stdout
 
 
 def test_settings_come_from_the_folder_holding_all_paths(tmp_path):
@@ -177,9 +177,9 @@ def test_format_false_leaves_the_rewrite_unformatted(tmp_path):
     source = "import torch\nx = torch.zeros(2, device = 'cuda')\n"
     root = project(tmp_path, "format = false\n", {"a.py": source, "b.py": source})
     assert run_cli(["a.py"], cwd=root).returncode == 0
-    assert "x = torch.zeros(2, device = DEVICE())" in (root / "a.py").read_text()
+    assert "x = torch.zeros(2, device = _DEVICE())" in (root / "a.py").read_text()
     assert run_cli(["--format", "b.py"], cwd=root).returncode == 0
-    assert "x = torch.zeros(2, device=DEVICE())" in (root / "b.py").read_text()
+    assert "x = torch.zeros(2, device=_DEVICE())" in (root / "b.py").read_text()
 
 
 def test_per_file_ignores_reach_each_file_in_the_workers(tmp_path):
@@ -198,7 +198,7 @@ def test_per_file_ignores_reach_each_file_in_the_workers(tmp_path):
     proc = run_cli(["-j", "2", "."], cwd=root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for i in range(4):
-        assert ".to(DEVICE())" in (root / f"src/m{i}.py").read_text()
+        assert ".to(_DEVICE())" in (root / f"src/m{i}.py").read_text()
         assert (root / f"tests/test_m{i}.py").read_text() == CUDA
     assert (root / "scripts/bench.py").read_text() == STRING_LEFT
 
@@ -235,7 +235,7 @@ def test_exclude_and_extend_exclude(tmp_path):
     )
     proc = run_cli(["."], cwd=root)
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in (root / "keep.py").read_text()
+    assert ".to(_DEVICE())" in (root / "keep.py").read_text()
     for name in ("vendored/lib.py", "gen/out.py", "x_pb2.py"):
         assert (root / name).read_text() == CUDA, name
     # Named one by one (as pre-commit passes them), excluded files stay excluded.

@@ -6,7 +6,7 @@ PyTorch in the program runner (tests/program_runner.py); one that fails there (i
 CUDA: ``.cuda()``, a CUDA-only call) is skipped with its error line, since a CPU host
 cannot run the original. The after file runs as tests/test_fixtures.py runs it (once a
 session, shared). Their outputs must be equal, character for character: on a CPU host
-``DEVICE()`` is the CPU, so nothing differs but what torchport changed.
+``_DEVICE()`` is the CPU, so nothing differs but what torchport changed.
 
 The AMP fixtures (``fixtures/TP4xx/cpu_host_*``) print the dtypes their autocast regions
 compute in and whether their scalers are enabled: CUDA's autocast and scaler are disabled

@@ -21,7 +21,7 @@ import torch
 
 
 @functools.cache
-def DEVICE():
+def _DEVICE():
     """The accelerator found on first use, else the CPU."""
     if torch.accelerator.device_count() > 0:
         return torch.accelerator.current_accelerator()
@@ -37,11 +37,11 @@ MODULES = {
     ),
     "cpu autocast": 'import torch\namp = torch.autocast("cpu")\n',
     "disabled cpu autocast": 'import torch\namp = torch.autocast("cpu", enabled=False)\n',
-    "accessor type": ACCESSOR + "amp = torch.autocast(DEVICE().type)\n",
+    "accessor type": ACCESSOR + "amp = torch.autocast(_DEVICE().type)\n",
     "keyword accessor type": ACCESSOR
-    + "amp = torch.amp.autocast(device_type=DEVICE().type)\n",
+    + "amp = torch.amp.autocast(device_type=_DEVICE().type)\n",
     "accessor type with the cuda fallback": ACCESSOR
-    + 'amp = torch.autocast(DEVICE().type if DEVICE().type != "cpu" else "cuda")\n',
+    + 'amp = torch.autocast(_DEVICE().type if _DEVICE().type != "cpu" else "cuda")\n',
     "decorator form": (
         "import torch\namp = torch.autocast("
         '(torch.accelerator.current_accelerator() or torch.device("cuda")).type)\n'
@@ -58,8 +58,8 @@ MODULES = {
     ),
     "cuda scaler": "import torch\namp = torch.cuda.amp.GradScaler()\n",
     "default scaler": "import torch\namp = torch.amp.GradScaler()\n",
-    "accessor scaler": ACCESSOR + "amp = torch.amp.GradScaler(DEVICE().type)\n",
-    "scaler keyword": ACCESSOR + "amp = torch.amp.GradScaler(device=DEVICE().type)\n",
+    "accessor scaler": ACCESSOR + "amp = torch.amp.GradScaler(_DEVICE().type)\n",
+    "scaler keyword": ACCESSOR + "amp = torch.amp.GradScaler(device=_DEVICE().type)\n",
 }
 
 
@@ -97,6 +97,6 @@ def test_the_check_counts_calls_a_port_enabled():
     import realcode_check
 
     before = 'import torch\nwith torch.autocast("cuda"):\n    pass\n'
-    after = ACCESSOR + "with torch.autocast(DEVICE().type):\n    pass\n"
+    after = ACCESSOR + "with torch.autocast(_DEVICE().type):\n    pass\n"
     assert cpu_autocasts(after) - cpu_autocasts(before) == 1
     assert "cpu chg" in realcode_check.Row.COLUMNS

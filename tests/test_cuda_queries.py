@@ -39,7 +39,7 @@ def test_queries_that_answer_without_cuda_are_not_in_the_table(name):
     assert f"torch.cuda.{name}" not in MESSAGE_QUERIES
 
 
-KEPT = 'if DEVICE().type == "cuda" else DEVICE().type'
+KEPT = 'if _DEVICE().type == "cuda" else _DEVICE().type'
 FIELDS = [
     'print(f"GPU {torch.cuda.get_device_name(0)}")',
     'print(f"GPU {torch.cuda.get_device_name(0)!r}", file=sys.stderr)',
@@ -113,9 +113,9 @@ def test_a_suppressed_site_is_its_own_rules_again():
 
 
 CAPABILITY = [
-    ("if torch.cuda.get_device_capability() >= (8, 0):\n    x = 1\n", "if DEVICE"),
-    ("x = torch.cuda.get_device_capability()[0] >= 8\n", "x = DEVICE"),
-    ("x = not torch.cuda.get_device_properties(0).major < 8\n", "not (DEVICE"),
+    ("if torch.cuda.get_device_capability() >= (8, 0):\n    x = 1\n", "if _DEVICE"),
+    ("x = torch.cuda.get_device_capability()[0] >= 8\n", "x = _DEVICE"),
+    ("x = not torch.cuda.get_device_properties(0).major < 8\n", "not (_DEVICE"),
     (
         "if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8:"
         "\n    x = 1\n",
@@ -147,7 +147,7 @@ def test_the_bf16_check_is_an_unsafe_fix():
     result, codes = _rewrite(line)
     assert "TP317" in codes and "TP903" not in codes and result.code == HEAD + line
     fixed, _ = _rewrite(line, unsafe_fixes=True)
-    assert "torch.get_autocast_dtype(DEVICE().type) == torch.bfloat16" in fixed.code
+    assert "torch.get_autocast_dtype(_DEVICE().type) == torch.bfloat16" in fixed.code
     namespace = {"__name__": "fixed"}
     exec(compile(fixed.code, "<fixed>", "exec"), namespace)  # noqa: S102
     assert namespace["dtype"] is None  # False on the CPU, as torch.cuda answers

@@ -111,7 +111,7 @@ def test_torch_streams_and_events_need_the_cpu_guard():
 
 
 def test_methods_the_cpu_lacks_are_the_guarded_ones():
-    # Emitted behind DEVICE().type != "cpu": each would raise on the CPU.
+    # Emitted behind _DEVICE().type != "cpu": each would raise on the CPU.
     stream = torch.get_device_module(CPU).current_stream()
     assert not hasattr(stream, "synchronize") and not hasattr(stream, "query")
     assert not hasattr(torch.cpu.Event(), "elapsed_time")
@@ -138,7 +138,7 @@ def test_stream_methods_follow_the_binding():
         "    x.record_stream(mine)\n"
     )
     code = rewrite_source(source, options_of(source)).code
-    guarded = r'if DEVICE\(\)\.type != "cpu":\s+'
+    guarded = r'if _DEVICE\(\)\.type != "cpu":\s+'
     assert re.search(guarded + r"mine\.synchronize\(\)", code)
     assert re.search(guarded + r"x\.record_stream\(mine\)", code)
     # A parameter is not known to be a stream.
@@ -162,7 +162,7 @@ def test_a_stream_entered_by_with_becomes_the_context_manager():
     code, _ = _rewritten(
         "s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    pass\n"
     )
-    assert 'with s if DEVICE().type != "cpu" else torch.cpu.stream(s):' in code
+    assert 'with s if _DEVICE().type != "cpu" else torch.cpu.stream(s):' in code
 
 
 @pytest.mark.parametrize(
@@ -182,7 +182,7 @@ def test_a_stream_context_that_is_not_exact_is_reported(body):
 
 def test_a_stream_handed_in_is_entered_only_where_it_is_one():
     code, _ = _rewritten("def f(s):\n    with torch.cuda.stream(s):\n        pass\n")
-    assert 'with s if s is not None and DEVICE().type != "cpu" else' in code
+    assert 'with s if s is not None and _DEVICE().type != "cpu" else' in code
 
 
 def test_the_stream_context_needs_torch_2_7():
@@ -237,7 +237,7 @@ def test_the_device_name_is_kept_for_cuda_with_its_import():
     code = rewrite_source(source, options_of(source)).code
     assert "from torch.cuda import get_device_name\n" in code
     assert (
-        'print(get_device_name(0) if DEVICE().type == "cuda" else DEVICE().type)'
+        'print(get_device_name(0) if _DEVICE().type == "cuda" else _DEVICE().type)'
         in code
     )
     assert rewrite_source(code, options_of(code)).code == code

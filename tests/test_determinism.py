@@ -1,7 +1,7 @@
 """The rewrite does not depend on the interpreter's hash seed or memory layout.
 
 A pass once keyed nodes it built by ``id()``; a node freed during the traversal could
-lend its id to a new one, which then passed for a ``DEVICE().type`` (seen with
+lend its id to a new one, which then passed for a ``_DEVICE().type`` (seen with
 PYTHONHASHSEED=16 on ``TP102/format_template_fields``). Every fixture is rewritten
 under several seeds in fresh interpreters.
 """

@@ -11,7 +11,7 @@ import pytest
 from codemod.rewrite.pipeline import rewrite_source
 from tests.fixture_cases import options_of
 
-GUARDED = 'if DEVICE().type != "cpu" else float("nan")'
+GUARDED = 'if _DEVICE().type != "cpu" else float("nan")'
 EVENTS = "[torch.cuda.Event(enable_timing=True) for _ in range(n)]"
 
 
@@ -115,4 +115,4 @@ def test_streams_in_a_list_are_synchronized_on_an_accelerator_only():
             s.synchronize()
         """)
     code = rewrite_source(source, options_of(source)).code
-    assert 'if DEVICE().type != "cpu":\n        s.synchronize()' in code
+    assert 'if _DEVICE().type != "cpu":\n        s.synchronize()' in code

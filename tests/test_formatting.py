@@ -66,7 +66,7 @@ def test_project_line_length_is_honoured(tmp_path):
     # 102 columns: one line at 120, split at black's default 88.
     assert (
         "batch = torch.tensor([[0.5, 1.5, 2.5, 3.5], [4.5, 5.5, 6.5, 7.5]], "
-        "dtype=torch.float32).to(DEVICE())\n" in text
+        "dtype=torch.float32).to(_DEVICE())\n" in text
     )
     assert "names = [ 'a','b' ]\n" in text
 
@@ -90,7 +90,7 @@ def test_skip_string_normalization_is_honoured(tmp_path):
     assert run_cli(["a.py"], cwd=tmp_path).returncode == 0
     text = (tmp_path / "a.py").read_text()
     assert "x = torch.zeros(2, device = 'cpu', dtype = torch.float32)\n" in text
-    assert "y = torch.ones(2).to(DEVICE())\n" in text
+    assert "y = torch.ones(2).to(_DEVICE())\n" in text
     mode = black_mode(tmp_path / "a.py")
     assert mode.string_normalization is False and mode.line_length == 88
 
@@ -99,8 +99,8 @@ def test_no_format_leaves_the_rewrite_as_libcst_wrote_it(tmp_path):
     (tmp_path / "train.py").write_text(LONG)
     assert run_cli(["--no-format", "train.py"], cwd=tmp_path).returncode == 0
     text = (tmp_path / "train.py").read_text()
-    assert "dtype=torch.float32).to(DEVICE())\n" in text
-    assert "def DEVICE():\n" in text  # the binding is written in its one shape
+    assert "dtype=torch.float32).to(_DEVICE())\n" in text
+    assert "def _DEVICE():\n" in text  # the binding is written in its one shape
 
 
 def test_crlf_file_keeps_its_line_endings_when_formatted():
@@ -113,7 +113,7 @@ def test_crlf_file_keeps_its_line_endings_when_formatted():
 
 def test_line_map_follows_a_line_that_black_split():
     old = "import torch\nx = f(1).cuda()\ny = 2\n"
-    new = "import torch\n\nDEVICE = (\n    accel\n)\n\nx = f(1).to(DEVICE())\ny = 2\n"
+    new = "import torch\n\nDEVICE = (\n    accel\n)\n\nx = f(1).to(_DEVICE())\ny = 2\n"
     mapping = line_map(old, new)
     assert mapping[1:4] == [1, 7, 8]
 
@@ -131,7 +131,7 @@ def test_a_long_comment_is_not_a_reason_to_split_a_rewritten_line():
         f"import torch\n\ndevice = 'cuda' {comment}\nx = torch.ones(1).to(device)\n"
     )
     out = rewrite_source(source, Options(), format_mode=black.Mode()).code
-    assert f"device = DEVICE().type {comment}\n" in out
+    assert f"device = _DEVICE().type {comment}\n" in out
 
 
 def test_line_map_of_a_long_rewritten_line_needs_memory_linear_in_its_size():
@@ -142,7 +142,7 @@ def test_line_map_of_a_long_rewritten_line_needs_memory_linear_in_its_size():
 
     items = ", ".join(str(i) for i in range(4000))
     old = f"import torch\nx = torch.tensor([{items}]).cuda()\ny = 2\n"
-    new = f"import torch\n\nDEVICE = 1\n\nx = torch.tensor(\n    [{items}]\n).to(DEVICE())\ny = 2\n"
+    new = f"import torch\n\nDEVICE = 1\n\nx = torch.tensor(\n    [{items}]\n).to(_DEVICE())\ny = 2\n"
     tracemalloc.start()
     try:
         mapping = line_map(old, new)

@@ -46,7 +46,7 @@ def test_ruff_format_check_passes_after_a_fix(tmp_path, name, config):
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "a.py").read_text()
     assert "return torch.device('cpu')" in text
-    assert "pin_memory=DEVICE().type != 'cpu'" in text
+    assert "pin_memory=_DEVICE().type != 'cpu'" in text
     assert '"it\'s"' in text  # a double-quoted string with a quote inside stays
     assert '"""The accelerator' in text  # docstrings keep double quotes, as in Ruff
     checked = _ruff_check(tmp_path)

@@ -212,7 +212,7 @@ def _strings(source: str) -> Counter:
         prefix = token.string[: token.string.index(token.string[-1])].lower()
         if "f" in prefix:
             if "cuda" in token.string or _DEVICE_TYPE.search(token.string):
-                continue  # f"cuda:{i}" <-> f"{DEVICE().type}:{i}", by design
+                continue  # f"cuda:{i}" <-> f"{_DEVICE().type}:{i}", by design
             kept[("f", _requoted(token.string))] += 1
             continue
         value = ast.literal_eval(token.string)

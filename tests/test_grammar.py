@@ -46,8 +46,10 @@ def test_newer_grammar_is_rewritten():
     result = process_source("new.py", NEWER.encode(), Job(WRITE, Options(), True))
     assert result.error is None
     out = result.output.decode()
-    assert out.count(".to(DEVICE())") == 4 and ".cuda()" not in out
-    assert "def first[T](items: list[T]) -> T:\n    return items[0].to(DEVICE())" in out
+    assert out.count(".to(_DEVICE())") == 4 and ".cuda()" not in out
+    assert (
+        "def first[T](items: list[T]) -> T:\n    return items[0].to(_DEVICE())" in out
+    )
     assert 'type Pair[T] = tuple[\n    T, T\n]\nlabel = f"{\'on\' + "gpu"}"' in out
     again = process_source("new.py", result.output, Job(CHECK, Options(), True))
     assert not again.changed and again.error is None

@@ -83,7 +83,7 @@ def test_ctrl_c_while_starting_is_one_line(tmp_path, module):
     assert proc.stderr.count("\n") == 1, proc.stderr
     written = (tmp_path / "a.py").read_text()
     if module == "codemod.output.full":  # rewritten whole before the output
-        assert ".to(DEVICE())" in written and compile(written, "a.py", "exec")
+        assert ".to(_DEVICE())" in written and compile(written, "a.py", "exec")
     else:
         assert written == CUDA
 
@@ -125,7 +125,7 @@ def test_a_full_disk_under_a_rewrite_says_the_files_were_rewritten(tmp_path):
         "torchport: cannot write to standard output: No space left on device;"
         " 1 file was rewritten all the same\n"
     )
-    assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
 
 
 def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path):

@@ -70,7 +70,7 @@ def test_binding_never_goes_above_the_optional_import():
     )
     code = rewrite_source(source, Options()).code
     assert code.startswith("import functools\n\ntry:\n    import torch\n\n")
-    assert "    @functools.cache\n    def DEVICE():\n" in code
+    assert "    @functools.cache\n    def _DEVICE():\n" in code
     assert code.count("import torch") == 1
 
 
@@ -88,7 +88,7 @@ def test_lazy_import_used_outside_its_function_gets_a_module_binding():
     )
     code = rewrite_source(source, Options()).code
     assert code.startswith("import functools\n\nimport torch\n")
-    assert code.index("def DEVICE():") < code.index("def main")
+    assert code.index("def _DEVICE():") < code.index("def main")
     compile(code, "<rewritten>", "exec")
 
 
@@ -99,7 +99,7 @@ def test_second_run_reuses_a_binding_written_in_a_function():
         once + "\n\ndef more():\n    import torch\n\n    return torch.ones(1).cuda()\n"
     )
     twice = rewrite_source(extended, Options()).code
-    assert twice.count("def DEVICE():") == 3
+    assert twice.count("def _DEVICE():") == 3
     assert "ACCELERATOR_DEVICE" not in twice
 
 
@@ -108,14 +108,15 @@ def test_a_binding_assigned_after_a_use_is_not_reused():
         "import torch\n"
         "\n"
         "x = torch.ones(1).cuda()\n"
-        "DEVICE = (\n"
+        "_DEVICE = (\n"
         "    torch.accelerator.current_accelerator(check_available=True)"
         ' or torch.device("cpu")\n'
         ")\n"
     )
     code = rewrite_source(source, Options()).code
-    assert "x = torch.ones(1).to(ACCELERATOR_DEVICE())\n" in code
-    assert code.index("def ACCELERATOR_DEVICE():") < code.index("x = ")
+    # The fallback keeps the underscore: no `from module import *` exports it.
+    assert "x = torch.ones(1).to(_ACCELERATOR_DEVICE())\n" in code
+    assert code.index("def _ACCELERATOR_DEVICE():") < code.index("x = ")
     exec(compile(code, "<rewritten>", "exec"), {})
 
 

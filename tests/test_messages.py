@@ -46,7 +46,7 @@ def test_bad_black_setting_does_not_matter_without_formatting(tmp_path):
     (tmp_path / "a.py").write_text(CUDA)
     proc = run_cli(["--no-format", "."], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
 
 
 # A worker stopped right after it was forked, before its own signal handlers are

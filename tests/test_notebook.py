@@ -109,14 +109,14 @@ def test_training_fixture_layout():
     assert sum("current_accelerator" in s for s in sources) == 1
     assert sources[1].startswith(
         "%matplotlib inline\nimport functools\n\nimport torch\nimport torch.nn as nn"
-        "\n\n\n@functools.cache\ndef DEVICE():"
+        "\n\n\n@functools.cache\ndef _DEVICE():"
     )
     assert sources[2] == (
-        "!nvidia-smi -L\nmodel = nn.Linear(4, 2).to(DEVICE())\n"
-        "data = torch.randn(8, 4).to(DEVICE())"
+        "!nvidia-smi -L\nmodel = nn.Linear(4, 2).to(_DEVICE())\n"
+        "data = torch.randn(8, 4).to(_DEVICE())"
     )
     # The Python body of a %%time cell is rewritten, the magic line kept.
-    assert sources[3] == "%%time\nx = torch.ones(3).to(DEVICE())"
+    assert sources[3] == "%%time\nx = torch.ones(3).to(_DEVICE())"
 
 
 def test_diagnostics_point_into_cells(tmp_path):
@@ -178,10 +178,10 @@ def test_names_resolve_across_cells():
     )
     out = sources_of(rewrite(data).output)
     assert out[0].startswith("import functools\n\nimport torch as th\n\n\n")
-    assert "def DEVICE():" in out[0] and "th.accelerator.device_count()" in out[0]
+    assert "def _DEVICE():" in out[0] and "th.accelerator.device_count()" in out[0]
     assert (
         out[1]
-        == 'x = th.ones(2).to(DEVICE())\ny = x.device.type == DEVICE().type != "cpu"'
+        == 'x = th.ones(2).to(_DEVICE())\ny = x.device.type == _DEVICE().type != "cpu"'
     )
 
 
@@ -196,8 +196,8 @@ def test_magics_in_blocks_and_shell_assignments_survive():
         ["files = !ls\n", "torch.zeros?\n", "z = torch.ones(1).cuda()"],
     )
     out = sources_of(rewrite(data).output)
-    assert "    %time g()\n    return torch.ones(1).to(DEVICE())" in out[0]
-    assert out[1] == "files = !ls\ntorch.zeros?\nz = torch.ones(1).to(DEVICE())"
+    assert "    %time g()\n    return torch.ones(1).to(_DEVICE())" in out[0]
+    assert out[1] == "files = !ls\ntorch.zeros?\nz = torch.ones(1).to(_DEVICE())"
 
 
 def test_a_cell_that_does_not_parse_leaves_the_notebook_untouched_and_says_so():
@@ -275,7 +275,7 @@ def test_compact_json_and_string_sources_keep_their_layout():
     assert out.startswith(
         '{"cells":[{"cell_type":"code","metadata":{},"source":["import functools\\n",'
     )
-    assert '"source":"y = torch.ones(1).to(DEVICE())"}' in out
+    assert '"source":"y = torch.ones(1).to(_DEVICE())"}' in out
     assert out.endswith('"nbformat":4,"nbformat_minor":5,"metadata":{}}')
 
 

@@ -32,7 +32,7 @@ def splice_per_cell(text, spans, sources):
 
 
 NEW_SOURCES = [
-    "import torch\nx = torch.ones(2).to(DEVICE())\n",
+    "import torch\nx = torch.ones(2).to(_DEVICE())\n",
     "y = 1",
     "",
     "\n\n",

@@ -67,9 +67,9 @@ def test_python_cell_magics_are_rewritten_and_run_on_cpu(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the %%bash cell is left
     cells = _cells(target)
     assert cells[0].startswith("%%time\nimport functools\n\nimport torch\n")
-    assert "x = torch.ones(2).to(DEVICE())" in cells[0]
-    assert cells[1] == "%%timeit -n 1 -r 1\ny = torch.zeros(3).to(DEVICE())"
-    assert cells[2] == "%%capture out\nz = torch.ones(1).to(DEVICE())\nprint(z)"
+    assert "x = torch.ones(2).to(_DEVICE())" in cells[0]
+    assert cells[1] == "%%timeit -n 1 -r 1\ny = torch.zeros(3).to(_DEVICE())"
+    assert cells[2] == "%%capture out\nz = torch.ones(1).to(_DEVICE())\nprint(z)"
     assert cells[3] == "%%bash\necho cuda"
     assert proc.stdout == (
         f"{target}:cell 4:1:1: TP990 a `%%bash` cell is not Python: torchport leaves"
@@ -109,9 +109,9 @@ def test_a_shell_line_continued_with_backslashes_stays_as_written(tmp_path):
     proc = run_cli([str(target)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     first, second = _cells(target)
-    assert first.startswith(pip) and "x = torch.ones(2).to(DEVICE())" in first
+    assert first.startswith(pip) and "x = torch.ones(2).to(_DEVICE())" in first
     assert second.startswith("if True:\n    !echo one \\\n        two\n    y = torch")
-    assert "torch.zeros(1).to(DEVICE())" in second
+    assert "torch.zeros(1).to(_DEVICE())" in second
 
 
 def test_a_cell_written_with_crlf_gets_crlf_on_the_lines_torchport_writes(tmp_path):
@@ -124,6 +124,6 @@ def test_a_cell_written_with_crlf_gets_crlf_on_the_lines_torchport_writes(tmp_pa
     )
     assert run_cli([str(target)], cwd=tmp_path).returncode == 0
     crlf, lf = _cells(target)
-    assert crlf.count("\n") == crlf.count("\r\n") > 3 and "to(DEVICE())" in crlf
-    assert "\r" not in lf and "to(DEVICE())" in lf
+    assert crlf.count("\n") == crlf.count("\r\n") > 3 and "to(_DEVICE())" in crlf
+    assert "\r" not in lf and "to(_DEVICE())" in lf
     assert run_cli(["check", str(target)], cwd=tmp_path).returncode == 0

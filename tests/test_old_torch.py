@@ -38,8 +38,8 @@ def test_binding_below_2_6_agrees_with_the_cuda_tests_the_module_keeps(target):
     source = (FIXTURES / "binding" / "target_2_4_ddp.before.py").read_text()
     code = rewrite_source(source, Options(target_torch=target)).code
     binding = 'return torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
-    assert "def DEVICE():" in code and binding in code
-    assert 'device_ids=[0] if DEVICE().type != "cpu" else None' in code
+    assert "def _DEVICE():" in code and binding in code
+    assert 'device_ids=[0] if _DEVICE().type != "cpu" else None' in code
     assert too_new(code, target) == []
 
 

@@ -20,7 +20,7 @@ def test_summary_goes_to_stderr_and_diagnostics_to_stdout(tmp_path):
     assert proc.returncode == 1
     assert proc.stdout == (
         'a.py:15:12: TP109 hard-coded "cuda" string in a position torchport cannot type;'
-        " derive it from the device binding (`DEVICE().type`)\n"
+        " derive it from the device binding (`_DEVICE().type`)\n"
     )
     assert proc.stderr == "Rewrote 1 of 1 file (1 site); 1 site left; 0 errors\n"
 
@@ -41,7 +41,7 @@ def test_show_fixes_lists_each_rewritten_site(tmp_path):
     )  # the line in the rewritten file
     assert "b.py" not in proc.stdout
     lines = (tmp_path / "a.py").read_text().splitlines()
-    assert lines[13] == "x = torch.ones(2).to(DEVICE())"
+    assert lines[13] == "x = torch.ones(2).to(_DEVICE())"
 
 
 def test_show_fixes_in_check_mode_uses_input_lines(tmp_path):
@@ -72,10 +72,10 @@ def test_github_annotations(tmp_path):
     proc = run_cli(["--check", "--output-format", "github", "a.py"], cwd=tmp_path)
     assert proc.stdout.splitlines() == [
         "::warning title=torchport TP201,file=a.py,line=3,endLine=3,col=5,endColumn=25"
-        "::TP201 `.cuda()` moves to CUDA only; use `.to(DEVICE())`",
+        "::TP201 `.cuda()` moves to CUDA only; use `.to(_DEVICE())`",
         "::warning title=torchport TP109,file=a.py,line=4,endLine=4,col=12,endColumn=18"
         '::TP109 hard-coded "cuda" string in a position torchport cannot type; derive'
-        " it from the device binding (`DEVICE().type`)",
+        " it from the device binding (`_DEVICE().type`)",
     ]
 
 

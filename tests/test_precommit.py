@@ -107,7 +107,7 @@ def test_hook_rewrites_staged_files_fails_then_passes(tmp_path, hook_repo, env):
     first = pre_commit("run", cwd=project, env=env)
     assert first.returncode == 1, first.stdout + first.stderr
     assert "files were modified by this hook" in first.stdout
-    assert ".to(DEVICE())" in (project / "train.py").read_text()
+    assert ".to(_DEVICE())" in (project / "train.py").read_text()
     expected = ROOT / "fixtures" / "notebooks" / "training.after.ipynb"
     assert (project / "nb.ipynb").read_bytes() == expected.read_bytes()
     # Only the staged files are touched.

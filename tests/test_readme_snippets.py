@@ -157,7 +157,7 @@ def test_pre_commit_snippet_commits_through_pre_commit(tmp_path, torchport_on_pa
         [PRE_COMMIT, "run"], cwd=project, env=env, capture_output=True, text=True
     )
     assert first.returncode == 1, first.stdout + first.stderr  # it rewrote train.py
-    assert ".to(DEVICE())" in (project / "train.py").read_text()
+    assert ".to(_DEVICE())" in (project / "train.py").read_text()
     git("add", ".")
     second = subprocess.run(
         [PRE_COMMIT, "run"], cwd=project, env=env, capture_output=True, text=True

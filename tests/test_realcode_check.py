@@ -13,7 +13,7 @@ import realcode_check  # noqa: E402
 
 def test_the_cpu_of_a_device_choice_goes_with_it():
     before = b'import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n'
-    after = b"import torch\ndevice = DEVICE().type\n"
+    after = b"import torch\ndevice = _DEVICE().type\n"
     assert realcode_check.text_changes(before, after) == []
 
 

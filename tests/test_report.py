@@ -127,7 +127,7 @@ def test_report_option_on_a_rewrite_shows_what_was_rewritten(project):
 def test_html_report_from_a_rewrite_has_each_diff(project):
     run_cli(["fix", "--report", "../done.html", "."], cwd=project)
     page = (project.parent / "done.html").read_text()
-    assert "+model = torch.nn.Linear(2, 2).to(DEVICE())" in page
+    assert "+model = torch.nn.Linear(2, 2).to(_DEVICE())" in page
     assert "-model = torch.nn.Linear(2, 2).cuda()" in page
 
 

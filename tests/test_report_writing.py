@@ -49,7 +49,7 @@ def test_a_report_that_cannot_be_written_leaves_the_old_one(tmp_path, name, comm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", name]
     if command == "fix":
         assert "1 file was rewritten all the same" in proc.stderr
-        assert ".to(DEVICE())" in (tmp_path / "a.py").read_text()
+        assert ".to(_DEVICE())" in (tmp_path / "a.py").read_text()
 
 
 def _report(tmp_path, name="r.md"):

@@ -30,9 +30,9 @@ def test_the_loop_keeps_the_comments_and_uses_free_names():
     )
     assert (
         "# restore\n"
-        'if DEVICE().type != "cpu":\n'
+        'if _DEVICE().type != "cpu":\n'
         "    for device_index, rng_state2 in enumerate(saved):\n"
-        "        torch.get_device_module(DEVICE()).set_rng_state(rng_state2, "
+        "        torch.get_device_module(_DEVICE()).set_rng_state(rng_state2, "
         "device_index)  # every device\n"
     ) in code
 

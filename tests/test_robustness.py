@@ -29,7 +29,7 @@ def notebook_bytes(metadata, source) -> bytes:
     return json.dumps(data).encode()
 
 
-BINDING = "def DEVICE():"
+BINDING = "def _DEVICE():"
 
 CASES = {
     "syntax.py": b"import torch\nx = torch.ones(2).cuda(\n",
@@ -205,20 +205,20 @@ def test_latin1_with_cookie_is_rewritten_in_latin1(tree):
     assert data.startswith(b"# -*- coding: latin-1 -*-\n")
     assert b's = "caf\xe9"  # caf\xe9\n' in data  # still latin-1, not UTF-8
     text = data.decode("latin-1")
-    assert "x = torch.ones(2).to(DEVICE())" in text and BINDING in text
+    assert "x = torch.ones(2).to(_DEVICE())" in text and BINDING in text
 
 
 def test_bom_is_kept(tree):
     root, _, _ = tree
     data = (root / "bom.py").read_bytes()
     assert data.startswith(b"\xef\xbb\xbfimport functools\n\nimport torch\n")
-    assert data.count(b"\xef\xbb\xbf") == 1 and b".to(DEVICE())" in data
+    assert data.count(b"\xef\xbb\xbf") == 1 and b".to(_DEVICE())" in data
 
 
 def test_crlf_kept_and_untouched_lines_not_normalized(tree):
     root, _, _ = tree
     data = (root / "crlf.py").read_bytes()
-    assert b".to(DEVICE())" in data
+    assert b".to(_DEVICE())" in data
     assert data.count(b"\n") == data.count(b"\r\n")
     assert b"\r\ny  =  [1,2]\r\n" in data and b"\r\nz=3\r\n" in data
 
@@ -226,19 +226,19 @@ def test_crlf_kept_and_untouched_lines_not_normalized(tree):
 def test_mixed_line_endings_kept_line_by_line(tree):
     root, _, _ = tree
     data = (root / "mixed.py").read_bytes()
-    assert b"\ny  =  [1,2]\r\nx = torch.ones(2).to(DEVICE())\nz=3\r\n" in data
+    assert b"\ny  =  [1,2]\r\nx = torch.ones(2).to(_DEVICE())\nz=3\r\n" in data
 
 
 def test_tab_indented_block_keeps_its_untouched_lines(tree):
     # black, asked to format one line of a tab-indented block, re-indents the block
     root, _, _ = tree
     data = (root / "tabs.py").read_bytes()
-    assert b"\n\ta  = 1\n\tx = torch.ones(2).to(DEVICE())\n\tb  = 2\n" in data
+    assert b"\n\ta  = 1\n\tx = torch.ones(2).to(_DEVICE())\n\tb  = 2\n" in data
 
 
 def test_output_is_readable_by_the_next_run(tree):
     root, _, proc = tree
-    assert b"\n\ty = f(x).to(DEVICE())\n" in (root / "tabs_blank.py").read_bytes()
+    assert b"\n\ty = f(x).to(_DEVICE())\n" in (root / "tabs_blank.py").read_bytes()
     second = run_cli(["--check", str(root / "tabs_blank.py")], cwd=root)
     assert second.returncode == 0, second.stderr
 
@@ -246,7 +246,7 @@ def test_output_is_readable_by_the_next_run(tree):
 def test_form_feed_kept(tree):
     root, _, _ = tree
     data = (root / "formfeed.py").read_bytes()
-    assert b"\n\x0c\ny  = 1\nx = torch.ones(2).to(DEVICE())\n" in data
+    assert b"\n\x0c\ny  = 1\nx = torch.ones(2).to(_DEVICE())\n" in data
 
 
 def test_form_feed_after_an_indented_block_is_kept(tree):
@@ -254,19 +254,19 @@ def test_form_feed_after_an_indented_block_is_kept(tree):
     # only the statements it rewrites, and copies every other line.
     root, _, _ = tree
     data = (root / "formfeed_lost.py").read_bytes()
-    assert b"    a = 1\n\x0cdef f():\n    return torch.ones(2).to(DEVICE())\n" in data
+    assert b"    a = 1\n\x0cdef f():\n    return torch.ones(2).to(_DEVICE())\n" in data
 
 
 def test_non_ascii_name_with_spaces_is_rewritten(tree):
     root, _, proc = tree
     path = root / "sp ace \u00e9t\u00e9.py"
-    assert ".to(DEVICE())" in path.read_text()
+    assert ".to(_DEVICE())" in path.read_text()
     assert not [line for line in _error_lines(proc) if "t\u00e9" in line]
 
 
 def test_directory_named_py_is_walked(tree):
     root, _, _ = tree
-    assert ".to(DEVICE())" in (root / "dir.py" / "inner.py").read_text()
+    assert ".to(_DEVICE())" in (root / "dir.py" / "inner.py").read_text()
 
 
 def test_symlink_out_of_the_tree_is_not_followed(tree):
@@ -297,7 +297,7 @@ def test_path_given_twice_is_processed_once(tree):
 )
 def test_rewritten_beside_bad_input(tree, name):
     root, _, proc = tree
-    assert "to(DEVICE())" in (root / name).read_text(), proc.stderr
+    assert "to(_DEVICE())" in (root / name).read_text(), proc.stderr
     assert str(root / name) not in proc.stderr
 
 
@@ -337,7 +337,7 @@ def test_folder_without_read_permission(tmp_path):
     (tmp_path / "sub").chmod(0o755)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "sub: cannot read folder: Permission denied" in proc.stderr
-    assert ".to(DEVICE())" in (tmp_path / "ok.py").read_text()
+    assert ".to(_DEVICE())" in (tmp_path / "ok.py").read_text()
 
 
 def test_folder_that_cannot_be_listed_is_one_line(tmp_path, monkeypatch):
@@ -418,7 +418,7 @@ def test_big_file_is_rewritten(tmp_path):
     assert proc.returncode == 0, proc.stderr
     out = target.read_text()
     assert out.endswith(line * (5_000_000 // len(line)))
-    assert ".to(DEVICE())" in out
+    assert ".to(_DEVICE())" in out
 
 
 def _traced_lines(source: str) -> int:
@@ -546,7 +546,7 @@ def test_a_crash_in_one_file_does_not_stop_the_run(tmp_path, monkeypatch):
         f"{tmp_path / 'a.py'}: internal error: ZeroDivisionError: a bug;"
         " file left untouched"
     )
-    assert results[1].written and ".to(DEVICE())" in (tmp_path / "b.py").read_text()
+    assert results[1].written and ".to(_DEVICE())" in (tmp_path / "b.py").read_text()
     assert (tmp_path / "a.py").read_text() == SUM_CUDA
 
 

@@ -59,14 +59,14 @@ def test_ruffs_quote_style_is_kept_on_the_changed_lines(tmp_path):
     (tmp_path / "a.py").write_text(QUOTED)
     run_cli(["a.py"], cwd=tmp_path)
     assert (
-        'print("loss", torch.ones(2).to(DEVICE()))' in (tmp_path / "a.py").read_text()
+        'print("loss", torch.ones(2).to(_DEVICE()))' in (tmp_path / "a.py").read_text()
     )
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "ruff.toml").write_text("[format]\nquote-style = 'single'\n")
     (tmp_path / "b" / "a.py").write_text(QUOTED)
     run_cli(["b/a.py"], cwd=tmp_path)
     assert (
-        "print('loss', torch.ones(2).to(DEVICE()))"
+        "print('loss', torch.ones(2).to(_DEVICE()))"
         in (tmp_path / "b" / "a.py").read_text()
     )
 

@@ -79,7 +79,7 @@ def test_writes_nothing_outside_the_given_paths(tmp_path):
             else:
                 os.environ[key] = value
     assert proc.returncode == 0, proc.stderr
-    assert ".to(DEVICE())" in (tree / "own.py").read_text()
+    assert ".to(_DEVICE())" in (tree / "own.py").read_text()
     assert _snapshot(outside) == before  # symbolic links were not followed
     assert list(temp.iterdir()) == []  # no temporary files elsewhere
     assert sorted(p.name for p in tree.iterdir()) == [

@@ -25,7 +25,7 @@ from codemod.model.options import Options
 from codemod.passes.guards import is_guard
 from codemod.rewrite.pipeline import rewrite_source
 
-OPTIONS = Options(target_torch=(2, 13), unsafe_fixes=True, device_name="DEVICE")
+OPTIONS = Options(target_torch=(2, 13), unsafe_fixes=True)
 # A portable form that is a function: `{torch}.a.b` or the device module's.
 FUNCTION = re.compile(r"\{torch\}(?:\.get_device_module\(\{device\}\))?(?:\.\w+)+")
 
@@ -50,7 +50,7 @@ ROWS = [
 def _targets(row: catalog.Row, guarded: bool = False) -> List[Tuple[str, Callable]]:
     """(where, function) the emitted call reaches: on CUDA the device module is
     torch.cuda; on the CPU it is torch.cpu, reached only where the call is not
-    guarded (``guarded``: behind ``DEVICE().type != "cpu"``)."""
+    guarded (``guarded``: behind ``_DEVICE().type != "cpu"``)."""
     template = row.portable or ""
     if "{device}" not in template:
         name = template.format(torch="torch")
@@ -136,13 +136,13 @@ def _samples(function) -> List[str]:
 
 def _emitted(code: str, callee: str) -> Tuple[Optional[cst.Call], bool]:
     """The first call of ``callee`` in ``code``, and whether it is the accelerator
-    branch of ``... if DEVICE().type != "cpu" else ...``."""
+    branch of ``... if _DEVICE().type != "cpu" else ...``."""
     found: List[cst.Call] = []
     guarded: List[cst.CSTNode] = []
 
     class Finder(cst.CSTVisitor):
         def visit_IfExp(self, node: cst.IfExp) -> None:
-            if is_guard(node.test, "DEVICE"):
+            if is_guard(node.test, "_DEVICE"):
                 guarded.append(node.body)
 
         def visit_Call(self, node: cst.Call) -> None:
@@ -164,7 +164,7 @@ def _binds(function, call: cst.Call) -> None:
         signature = _signature(function)
     except ValueError:
         code = cst.Module([]).code_for_node(call)
-        eval(code, {"torch": torch, "DEVICE": lambda: torch.device("cpu")})
+        eval(code, {"torch": torch, "_DEVICE": lambda: torch.device("cpu")})
         return
     signature.bind(*positional, **keywords)
 
@@ -207,7 +207,7 @@ def test_target_exists(row):
 def test_emitted_call_binds_to_the_target(row, args):
     source = f"import torch\n\nresult = {row.name}({args})\n"
     result = rewrite_source(source, OPTIONS)
-    callee = (row.portable or "").format(torch="torch", device="DEVICE()")
+    callee = (row.portable or "").format(torch="torch", device="_DEVICE()")
     call, guarded = _emitted(result.code, callee)
     if call is None:  # left as it is: then it must be reported
         assert row.name in result.code
@@ -269,7 +269,7 @@ def test_index_only_argument_is_reported():
     source = (
         'import torch\n\nwith torch.cuda.device(torch.device("cuda", 1)):\n    pass\n'
     )
-    result = rewrite_source(source, Options(target_torch=(2, 13), device_name="DEVICE"))
+    result = rewrite_source(source, Options(target_torch=(2, 13)))
     assert "torch.cuda.device(" in result.code
     assert "TP303" in [d.code for d in result.diagnostics]
 

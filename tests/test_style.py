@@ -56,7 +56,7 @@ def test_a_tab_indented_file_gets_tabs_only(format_mode):
     assert "\t\ttorch.accelerator.synchronize()\n" in code
     assert "\ttorch.accelerator.empty_cache()\n" in code  # the guard's new block
     # The accessor's body, too.
-    assert 'def DEVICE():\n\t"""' in code
+    assert 'def _DEVICE():\n\t"""' in code
     assert "\tif torch.accelerator.device_count() > 0:\n\t\treturn" in code
 
 
@@ -64,7 +64,7 @@ def test_black_wraps_a_line_with_tabs_in_a_tab_indented_file():
     code = _rewrite(TABBED)
     assert (
         "\ty = some_function_with_a_long_name(\n"
-        "\t\tx.to(DEVICE()), 1, another_argument=1, third_argument=2\n"
+        "\t\tx.to(_DEVICE()), 1, another_argument=1, third_argument=2\n"
         "\t)\n" in code
     )
     assert _rewrite(code) == code
@@ -113,7 +113,7 @@ def test_a_space_indented_file_is_unchanged_by_the_tab_handling():
 SHORT = "import torch\n\nx = torch.zeros(3).cuda()\n"
 ACCESSOR = (
     "@functools.cache\n"
-    "def DEVICE():\n"
+    "def _DEVICE():\n"
     '    """The accelerator found on first use, else the CPU."""\n'
     "    if torch.accelerator.device_count() > 0:\n"
     "        return torch.accelerator.current_accelerator()\n"
@@ -183,7 +183,7 @@ def test_black_keeps_the_binding_as_torchport_lays_it_out(target, line_length):
 
 # -- what no after file holds (issue: output a maintainer would merge) ------------
 
-GUARD = ast.unparse(ast.parse('DEVICE().type != "cpu"', mode="eval").body)
+GUARD = ast.unparse(ast.parse('_DEVICE().type != "cpu"', mode="eval").body)
 # case -> why a duplicated call receiver is kept there.
 DUPLICATED_RECEIVERS_KEPT = {
     "TP203/pin_call_receiver": "the name a binding would take is "
@@ -201,28 +201,28 @@ def _after_files():
 
 
 def _flags(tree: ast.AST):
-    """``F`` of each ``DEVICE().type if F else "cpu"``: where it is true, the
+    """``F`` of each ``_DEVICE().type if F else "cpu"``: where it is true, the
     program runs on the accelerator."""
     return {
         ast.unparse(node.test)
         for node in ast.walk(tree)
         if isinstance(node, ast.IfExp)
-        and ast.unparse(node.body) in ("DEVICE().type", "DEVICE()")
+        and ast.unparse(node.body) in ("_DEVICE().type", "_DEVICE()")
         and ast.unparse(node.orelse) in ("'cpu'", "torch.device('cpu')")
     }
 
 
 def _implies_guard(test: ast.expr, flags) -> bool:
-    """Whether ``DEVICE().type != "cpu"`` holds wherever ``test`` is true."""
+    """Whether ``_DEVICE().type != "cpu"`` holds wherever ``test`` is true."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return any(_implies_guard(value, flags) for value in test.values)
     text = ast.unparse(test)
-    if text in flags or text in (GUARD, "DEVICE().type == 'cuda'"):
+    if text in flags or text in (GUARD, "_DEVICE().type == 'cuda'"):
         return True
     if isinstance(test, ast.Call) and not test.args:
         return text.endswith(("accelerator.is_available()", "cuda.is_available()"))
-    # `x == DEVICE().type != "cpu"`: its last link is the guard
-    return isinstance(test, ast.Compare) and text.endswith("DEVICE().type != 'cpu'")
+    # `x == _DEVICE().type != "cpu"`: its last link is the guard
+    return isinstance(test, ast.Compare) and text.endswith("_DEVICE().type != 'cpu'")
 
 
 def _guards_in(body):
@@ -338,9 +338,9 @@ def test_no_after_file_holds_what_a_maintainer_would_not_write():
     "after, problem",
     [
         (
-            'import torch\n\nDEVICE = 1\nif DEVICE().type != "cpu":\n'
+            'import torch\n\nDEVICE = 1\nif _DEVICE().type != "cpu":\n'
             "    torch.accelerator.empty_cache()\n"
-            'if DEVICE().type != "cpu":\n    torch.accelerator.synchronize()\n',
+            'if _DEVICE().type != "cpu":\n    torch.accelerator.synchronize()\n',
             "consecutive guards not sharing one `if`",
         ),
         (
@@ -348,32 +348,32 @@ def test_no_after_file_holds_what_a_maintainer_would_not_write():
             "no blank line between the import and the binding",
         ),
         (
-            'x = f"{DEVICE().type}:{{}}".format(r)\n',
+            'x = f"{_DEVICE().type}:{{}}".format(r)\n',
             "an f-string used as a template",
         ),
         (
-            'torch.accelerator.empty_cache() if DEVICE().type != "cpu" else None\n',
+            'torch.accelerator.empty_cache() if _DEVICE().type != "cpu" else None\n',
             "a conditional expression as a statement",
         ),
         (
-            'x = b(x).pin_memory() if DEVICE().type != "cpu" else b(x)\n',
+            'x = b(x).pin_memory() if _DEVICE().type != "cpu" else b(x)\n',
             "the same call as receiver in both branches",
         ),
         (
             "if torch.accelerator.is_available():\n"
-            '    if DEVICE().type != "cpu":\n        torch.accelerator.empty_cache()\n',
+            '    if _DEVICE().type != "cpu":\n        torch.accelerator.empty_cache()\n',
             "a guard inside a guard that implies it",
         ),
         (  # a flag that picks the accelerator, bound below the branch it tests
             "if self.cuda:\n    x = 1\n"
-            '    if DEVICE().type != "cpu":\n        torch.accelerator.empty_cache()\n'
-            'device = torch.device(DEVICE().type if self.cuda else "cpu")\n',
+            '    if _DEVICE().type != "cpu":\n        torch.accelerator.empty_cache()\n'
+            'device = torch.device(_DEVICE().type if self.cuda else "cpu")\n',
             "a guard inside a guard that implies it",
         ),
         (
             "match kind:\n"
-            '    case _ if kind == DEVICE().type != "cpu":\n'
-            '        x = torch.ones(2, pin_memory=DEVICE().type != "cpu")\n',
+            '    case _ if kind == _DEVICE().type != "cpu":\n'
+            '        x = torch.ones(2, pin_memory=_DEVICE().type != "cpu")\n',
             "a guard inside a guard that implies it",
         ),
         ("x = " + "1 + " * 30 + "1\n", "125 columns"),

@@ -76,7 +76,7 @@ def test_noqa_on_the_first_line_of_a_multi_line_site():
         "x = (\n    torch.ones(  # noqa: TP201\n        2\n    ).cuda()\n)\n"
         in result.code
     )
-    assert "torch.ones(2).to(DEVICE())  # noqa: TP201" in result.code
+    assert "torch.ones(2).to(_DEVICE())  # noqa: TP201" in result.code
 
 
 def test_noqa_on_the_reported_line_of_a_multi_line_site():

@@ -26,13 +26,13 @@ def check():
 def test_device_module_idioms_name_their_attribute(check):
     assert (
         check._device_module_attribute(
-            "torch.get_device_module(DEVICE()).manual_seed_all(seed)"
+            "torch.get_device_module(_DEVICE()).manual_seed_all(seed)"
         )
         == "manual_seed_all"
     )
     assert (
         check._device_module_attribute(
-            "with torch.get_device_module(DEVICE()).stream(s):"
+            "with torch.get_device_module(_DEVICE()).stream(s):"
         )
         == "stream"
     )
@@ -42,7 +42,7 @@ def test_device_module_idioms_name_their_attribute(check):
 def _as_the_table_says():
     attributes = {}
     for idiom, row in IDIOMS.items():
-        name = idiom.split("torch.get_device_module(DEVICE()).")[-1].split("(")[0]
+        name = idiom.split("torch.get_device_module(_DEVICE()).")[-1].split("(")[0]
         if "get_device_module" in idiom and row["tpu"].status != UNKNOWN:
             attributes[name] = row["tpu"].status == YES
     return attributes

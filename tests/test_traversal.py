@@ -113,8 +113,8 @@ def test_a_long_function_is_checked_statement_by_statement(monkeypatch):
         'def main(device="cuda"):', "    y = value_3.cuda(non_blocking=True)\n"
     )
     out = transform.rewrite_source(source, Options(), format_mode=black_mode(None))
-    assert "def main(device=DEVICE().type):" in out.code
-    assert "y = value_3.to(DEVICE(), non_blocking=True)" in out.code
+    assert "def main(device=_DEVICE().type):" in out.code
+    assert "y = value_3.to(_DEVICE(), non_blocking=True)" in out.code
     # The header with a stub body, and the one changed statement: not 400 lines.
     assert max(len(code.splitlines()) for code in checked) <= 2, checked
 
@@ -153,7 +153,7 @@ def test_narrowed_rewrite_keeps_every_other_byte():
         "def main",
         "    y = value_3.cuda",
     ]
-    assert new[0] == "def main(device=DEVICE().type):  # keep\n"
+    assert new[0] == "def main(device=_DEVICE().type):  # keep\n"
 
 
 def test_a_statement_rewritten_into_a_guard_is_checked_alone(monkeypatch):

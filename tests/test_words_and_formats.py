@@ -103,7 +103,7 @@ def test_the_html_report_renders_markdown(tmp_path):
     )
     run_cli(["report", ".", "-o", "r.html"], cwd=tmp_path)
     html = (tmp_path / "r.html").read_text()
-    assert "derive it from the device binding (<code>DEVICE().type</code>)" in html
+    assert "derive it from the device binding (<code>_DEVICE().type</code>)" in html
     assert "<pre><code>" in html and "<h4>" in html  # the rule documentation
     body = re.sub(r"<(pre|code)>.*?</\1>", "", html.split("<body>", 1)[1], flags=re.S)
     assert "`" not in body
@@ -120,7 +120,7 @@ def test_notebook_changes_are_python_per_cell_in_the_report(tmp_path, how):
         run_cli(["fix", "--report", "r.html", "nb.ipynb"], cwd=tmp_path)
     html = (tmp_path / "r.html").read_text().replace("&#34;", '"')
     assert "--- a/nb.ipynb:cell 3" in html and "+++ b/nb.ipynb:cell 3" in html
-    assert "+model = nn.Linear(4, 2).to(DEVICE())" in html
+    assert "+model = nn.Linear(4, 2).to(_DEVICE())" in html
     assert '\\n",' not in html  # no escaped JSON
 
 
@@ -128,7 +128,7 @@ def test_the_full_format_shows_the_code_and_a_caret(tmp_path):
     (tmp_path / "a.py").write_text(CUDA)
     out = run_cli(["check", "--output-format", "full", "a.py"], cwd=tmp_path).stdout
     assert out.splitlines()[:8] == [
-        "a.py:3:5: TP201 [*] `.cuda()` moves to CUDA only; use `.to(DEVICE())`",
+        "a.py:3:5: TP201 [*] `.cuda()` moves to CUDA only; use `.to(_DEVICE())`",
         "  |",
         "1 | import torch",
         "2 |",

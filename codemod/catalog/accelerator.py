@@ -29,7 +29,7 @@ COUNTERPARTS: Dict[str, Tuple[str, ...]] = {
 # Names of torch's device API the catalogue maps nothing to, and why.
 NOT_MAPPED: Dict[str, str] = {
     "torch.accelerator.current_accelerator": "no torch.cuda counterpart; the device "
-    "binding DEVICE() is made of it",
+    "binding _DEVICE() is made of it",
     "torch.accelerator.empty_host_cache": "no torch.cuda counterpart (torch >= 2.12; "
     "torch.cuda has no empty_host_cache)",
     "torch.accelerator.current_device_idx": "deprecated alias of "
@@ -72,16 +72,16 @@ NOT_MAPPED: Dict[str, str] = {
 NO_EXACT_FORM: Dict[str, str] = {
     "torch.cuda.get_device_capability": "an NVIDIA SM version; torch.accelerator's "
     "get_device_capability (torch >= 2.10) returns the supported dtypes and raises on "
-    'CUDA. A comparison of it becomes `DEVICE().type == "cuda" and <comparison>` '
+    'CUDA. A comparison of it becomes `_DEVICE().type == "cuda" and <comparison>` '
     "(TP316, safe): CUDA's answer, read as before, and False where reading it raised",
     "torch.cuda.get_device_properties(i).major": "the same SM version, read from the "
     "properties: compared, as get_device_capability (TP316)",
     "torch.cuda.is_bf16_supported": "answers False without raising off CUDA, so any "
     "other answer there changes a path the original took; no accelerator API says "
     'whether bfloat16 is fast (get_device_capability()["supported_dtypes"] says it '
-    'can be allocated). CUDA\'s check is kept behind `DEVICE().type == "cuda"`, and '
+    'can be allocated). CUDA\'s check is kept behind `_DEVICE().type == "cuda"`, and '
     "elsewhere the accelerator's autocast dtype answers (`torch.get_autocast_dtype("
-    "DEVICE().type) == torch.bfloat16`, torch >= 2.4; False on the CPU as before): "
+    "_DEVICE().type) == torch.bfloat16`, torch >= 2.4; False on the CPU as before): "
     "an unsafe fix (TP317)",
     "torch.cuda.get_device_name": "no accelerator API names a device; kept for CUDA "
     "and the device type elsewhere: safe where the name only goes into text (TP315), "

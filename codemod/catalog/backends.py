@@ -1,7 +1,7 @@
 """Which backends implement each portable idiom torchport writes, and where that shows.
 
 For every form the passes emit (a function of the device module reached through
-``torch.get_device_module(DEVICE())``, a ``torch.accelerator`` function, an AMP or
+``torch.get_device_module(_DEVICE())``, a ``torch.accelerator`` function, an AMP or
 distributed entry point), ``IDIOMS`` says for CUDA, the CPU, MPS, XPU, TorchTPU and
 TorchNeuron whether the backend implements it, with the evidence: a file of the backend's
 own distribution (``torch/...`` for the backends built into PyTorch, read from torch 2.13;
@@ -10,7 +10,7 @@ own distribution (``torch/...`` for the backends built into PyTorch, read from t
 at hand cannot settle it (compiled code, or no source at all, as for TorchNeuron).
 
 "Implements" is about the backend, not about torchport's guards: the CPU has no
-``manual_seed_all`` and torchport writes that call behind ``DEVICE().type != "cpu"``.
+``manual_seed_all`` and torchport writes that call behind ``_DEVICE().type != "cpu"``.
 
 Pure data. ``tests/test_backends.py`` checks every PyTorch row against the installed
 torch, ``scripts/torchtpu_check.py`` checks the TorchTPU rows against the installed wheel.
@@ -143,7 +143,7 @@ def _rng(name: str, cpu: Evidence, mps: Evidence, tpu: Evidence) -> Dict[str, Ev
     )
 
 
-DEVICE_MODULE = "torch.get_device_module(DEVICE())"
+DEVICE_MODULE = "torch.get_device_module(_DEVICE())"
 OOM_RAISED = (
     "the class is in every build; whether this backend's allocator raises it (rather "
     "than a plain RuntimeError) is compiled code"
@@ -197,7 +197,7 @@ IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
         ),
         TPU_ALLOCATOR,
     ),
-    "torch.amp.GradScaler(DEVICE().type)": _device_module(
+    "torch.amp.GradScaler(_DEVICE().type)": _device_module(
         _yes(AMP_KERNELS, "_amp_foreach_non_finite_check_and_unscale_cuda_"),
         _yes(AMP_KERNELS, "_amp_foreach_non_finite_check_and_unscale_cpu_"),
         _unknown(NO_MPS_HEADERS),
@@ -207,7 +207,7 @@ IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
             " or _amp_update_scale_; a fallback may still run them"
         ),
     ),
-    "torch.autocast(DEVICE().type)": _device_module(
+    "torch.autocast(_DEVICE().type)": _device_module(
         _yes("torch/amp/autocast_mode.py", "is_autocast_available"),
         _yes("torch/amp/autocast_mode.py", "is_autocast_available"),
         _yes("torch/amp/autocast_mode.py", "is_autocast_available"),
@@ -217,7 +217,7 @@ IDIOMS: Mapping[str, Mapping[str, Evidence]] = {
             "what torch.autocast asks a PrivateUse1 backend for",
         ),
     ),
-    "torch.distributed.get_default_backend_for_device(DEVICE())": _device_module(
+    "torch.distributed.get_default_backend_for_device(_DEVICE())": _device_module(
         _yes("torch/distributed/distributed_c10d.py", '"cuda": NCCL'),
         _yes("torch/distributed/distributed_c10d.py", '"cpu": GLOO'),
         _yes("torch/distributed/distributed_c10d.py", '"mps": GLOO'),
@@ -291,7 +291,7 @@ def _callee(idiom: str) -> str:
     """``torch.accelerator.empty_cache()`` -> ``torch.accelerator.empty_cache``."""
     text = idiom[len("with ") :] if idiom.startswith("with ") else idiom
     name = text.split("(", 1)[0]
-    if name == "torch.get_device_module":  # (DEVICE()).synchronize() -> the method
+    if name == "torch.get_device_module":  # (_DEVICE()).synchronize() -> the method
         return "." + text.rpartition(").")[2].split("(", 1)[0]
     return name
 

@@ -58,7 +58,7 @@ ROWS: List[Row] = [
         "torch.cuda.profiler.stop",
         "torch.cuda.memory._record_memory_history",
         "torch.cuda.memory._dump_snapshot",
-        advice='CUDA-only, with no portable equivalent: keep it for `DEVICE().type == "cuda"`'
+        advice='CUDA-only, with no portable equivalent: keep it for `_DEVICE().type == "cuda"`'
         " (torchport guards it where it is a statement of its own, outside a CUDA "
         "check)",
     ),
@@ -116,13 +116,13 @@ ROWS: List[Row] = [
         "triton.cudagraphs",
         kind="string",
         advice="CUDA graphs capture CUDA streams only; pass this only when "
-        '`DEVICE().type == "cuda"`',
+        '`_DEVICE().type == "cuda"`',
     ),
     *_report(
         "TP909",
         "torch._inductor.config.triton.cudagraphs",
         advice="inductor's CUDA graphs capture CUDA streams only; set it only when "
-        '`DEVICE().type == "cuda"`',
+        '`_DEVICE().type == "cuda"`',
     ),
     *_report(
         "TP904",
@@ -134,14 +134,14 @@ ROWS: List[Row] = [
         "TP913",
         "torch.version.cuda",
         advice="`torch.version.cuda` is the CUDA release of this build (None on "
-        'other builds); to ask for an accelerator use `DEVICE().type != "cpu"`',
+        'other builds); to ask for an accelerator use `_DEVICE().type != "cpu"`',
     ),
     *_report(
         "TP913",
         "torch.Tensor.cuda",
         "torch.nn.Module.cuda",
         advice="`.cuda` passed as a function moves to CUDA only; pass "
-        "`lambda t: t.to(DEVICE())` instead",
+        "`lambda t: t.to(_DEVICE())` instead",
     ),
     *_report("TP913", "from torch.cuda import *", kind="form"),
     *_report("TP913", "except ImportError: from torch.cuda... import", kind="form"),

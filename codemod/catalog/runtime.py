@@ -20,17 +20,17 @@ from codemod.model.versions import (
 
 _ACC = "{torch}.accelerator."
 _MOD = "{torch}.get_device_module({device})."
-GUARD_ADVICE = 'guard it with `if DEVICE().type == "cuda":`'
+GUARD_ADVICE = 'guard it with `if _DEVICE().type == "cuda":`'
 DIAGNOSTIC = (
-    'CUDA diagnostics; guard it with `if DEVICE().type == "cuda":` or use '
+    'CUDA diagnostics; guard it with `if _DEVICE().type == "cuda":` or use '
     "`torch.accelerator.memory_stats()` (torch >= 2.9)"
 )
 ALLOCATOR = (
-    'CUDA caching-allocator setting; guard it with `if DEVICE().type == "cuda":`'
+    'CUDA caching-allocator setting; guard it with `if _DEVICE().type == "cuda":`'
 )
 UNKNOWN_ADVICE = (
     "no portable equivalent known to torchport; guard it with "
-    '`if DEVICE().type == "cuda":` or replace it by hand'
+    '`if _DEVICE().type == "cuda":` or replace it by hand'
 )
 NVTX_PAIR = (
     "nvtx push/pop exist only in CUDA builds; pair them into "
@@ -304,7 +304,7 @@ ROWS: List[Row] = [
     ),
     *_no_portable_form(
         "device properties differ by backend; guard it with "
-        '`if DEVICE().type == "cuda":` or keep only the fields you need '
+        '`if _DEVICE().type == "cuda":` or keep only the fields you need '
         "(`.total_memory`: `torch.accelerator.get_memory_info(i)[1]`, torch >= 2.10, "
         "which makes a context on device i where reading properties does not)",
         "get_device_properties",
@@ -316,7 +316,7 @@ ROWS: List[Row] = [
     ),
     *_no_portable_form("CUDA initializes lazily; remove it or guard it", "init"),
     *_no_portable_form(
-        'CUDA-only state; guard it with `DEVICE().type == "cuda"`', "is_initialized"
+        'CUDA-only state; guard it with `_DEVICE().type == "cuda"`', "is_initialized"
     ),
     # The same class since torch 2.5 (tests/test_signatures.py checks it).
     Row(

@@ -26,8 +26,8 @@ ROWS: List[Row] = [
         Row((f"torch.cuda.{name}Tensor",), "TP313", "tensor_types", rewrite="tensor")
         for name in TENSOR_TYPES
     ),
-    # A statement of its own: kept for CUDA behind `if DEVICE().type == "cuda":`, with
-    # `set_default_dtype` and `set_default_device(DEVICE())` (torch 2.0) elsewhere.
+    # A statement of its own: kept for CUDA behind `if _DEVICE().type == "cuda":`, with
+    # `set_default_dtype` and `set_default_device(_DEVICE())` (torch 2.0) elsewhere.
     Row(
         ("torch.set_default_tensor_type(torch.cuda.<T>Tensor)",),
         "TP313",

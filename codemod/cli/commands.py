@@ -266,7 +266,7 @@ def _run_groups(files, groups, mode, jobs, quiet, facts) -> List[FileResult]:
     with progress as bar:
         for settings, indices in groups:
             job = Job(mode, settings.options, settings.format, settings.per_file)
-            job = replace(job, patched=facts.patched, tied=facts.tied)
+            job = replace(job, patched=facts.patched, tied=facts.tied, star=facts.star)
             done = run([files[i] for i in indices], job, jobs, progress=bar)
             for index, result in zip(indices, done):
                 results[index] = result

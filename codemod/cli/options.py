@@ -67,7 +67,7 @@ def run_options(command):
         ),
         click.option(
             "--device-name",
-            help="Name of the module-level device binding (default DEVICE).",
+            help="Name of the module-level device accessor (default _DEVICE).",
         ),
         click.option(
             "--format/--no-format",

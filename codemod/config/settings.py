@@ -99,7 +99,7 @@ def resolve_settings(
         if declared:
             target, target_source = declared
 
-    device_name = pick("device-name", "DEVICE")
+    device_name = pick("device-name", Options.device_name)
     if flags.get("device-name") is not None:
         check_device_name("--device-name", device_name)
     device_import_call = False

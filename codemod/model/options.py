@@ -19,7 +19,8 @@ class Options:
     """What a rewrite depends on, resolved from flags and configuration."""
 
     target_torch: TorchVersion = DEFAULT_TARGET_TORCH
-    device_name: str = "DEVICE"
+    # A leading underscore keeps the accessor out of `from module import *`.
+    device_name: str = "_DEVICE"
     unsafe_fixes: bool = False
     selection: Selection = field(default_factory=Selection)
     device_import: Optional[str] = None  # e.g. "from myproj.runtime import DEVICE"
@@ -36,3 +37,6 @@ class Options:
     # (class, "self.a.weight = self.b.weight", method, "model.py:12"): a class of
     # the run whose modules share a parameter, which a move on some backends unties.
     tied_classes: Tuple[Tuple[str, str, str, str], ...] = ()
+    # (".helpers", names or None): what each `from .helpers import *` of this module
+    # brings, read from the file of the run it names (None: not known there).
+    star_exports: Tuple[Tuple[str, Optional[Tuple[str, ...]]], ...] = ()

@@ -33,7 +33,7 @@ class Rule:
     # Whole programs the rule must leave alone: no site of it, no change (executed by
     # tests/test_docs.py as the example is).
     valid: Tuple[str, ...] = ()
-    # Whether the fix reads the device (``DEVICE()``): where the original did not ask
+    # Whether the fix reads the device (``_DEVICE()``): where the original did not ask
     # for CUDA, such a fix asks for the accelerator earlier, and is then unsafe.
     reads_device: bool = True
     # "error": the site can break off CUDA, so it fails --check; "info": it runs

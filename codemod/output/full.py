@@ -2,7 +2,7 @@
 with a caret under the site, then what to do about it.
 
 ```
-train.py:3:5: TP201 [*] `.cuda()` moves to CUDA only; use `.to(DEVICE)`
+train.py:3:5: TP201 [*] `.cuda()` moves to CUDA only; use `.to(_DEVICE())`
   |
 1 | import torch
 2 |
@@ -14,7 +14,7 @@ train.py:3:5: TP201 [*] `.cuda()` moves to CUDA only; use `.to(DEVICE)`
 
   Safe fix:
   3 - x = torch.ones(2).cuda()
-    + x = torch.ones(2).to(DEVICE())
+    + x = torch.ones(2).to(_DEVICE())
 ```
 
 The fix is shown under ``check`` (``fix`` has made it; ``--show-fixes`` lists

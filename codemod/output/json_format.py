@@ -77,7 +77,7 @@ def json_records(findings: Findings) -> List[dict]:
     return records
 
 
-# A message's advice, "...; use `.to(DEVICE())`": what the fix writes.
+# A message's advice, "...; use `.to(_DEVICE())`": what the fix writes.
 _ADVICE = re.compile(r"\buse (`[^`]+`)")
 LONGEST_LINE_SHOWN = 120
 

@@ -101,7 +101,7 @@ UNCALLED = (
 )
 CALLED = (
     "`{name}(...)` has no `torch.amp` counterpart torchport knows: replace the "
-    "call by hand (`torch.autocast`/`torch.amp` with `DEVICE().type`)"
+    "call by hand (`torch.autocast`/`torch.amp` with `_DEVICE().type`)"
 )
 
 

@@ -17,12 +17,12 @@ PAIRS = re.compile(r"[a-z0-9_]+:[a-z0-9_]+(?:,[a-z0-9_]+:[a-z0-9_]+)*")
 DEVICE_KEYED = (
     '"cuda:nccl" in a backend per device hard-codes NVIDIA\'s collective backend; '
     "use the device's own with `torch.distributed.get_default_backend_for_device"
-    "(DEVICE())`"
+    "(_DEVICE())`"
 )
 KEYED_LEFT = (
     "a backend per device with NCCL's, in a form torchport does not port (another "
     "accelerator's pair, or a device named twice): write the accelerator's pair as "
-    '`f"{DEVICE().type}:{torch.distributed.get_default_backend_for_device(DEVICE())}"`'
+    '`f"{_DEVICE().type}:{torch.distributed.get_default_backend_for_device(_DEVICE())}"`'
 )
 
 

@@ -103,7 +103,7 @@ class FileContext:
         self.kept_test_texts: Dict[str, Set[str]] = {}  # test -> names its body binds
         # Filled by codemod.rewrite.device.plan_binding before the first pass runs.
         self.device_name = options.device_name
-        # An accessor called where the device is read (DEVICE()), else a variable.
+        # An accessor called where the device is read (_DEVICE()), else a variable.
         self.device_call = False
         self.cache_decorator = ""  # the accessor's cache (device.cache), once placed
         # Statements where reading the device asks for the accelerator earlier than
@@ -143,7 +143,7 @@ class FileContext:
         self.binding_line = 0  # where the module's binding is assigned, if it has one
         self.indent_unit = "    "  # the file's indentation step (chunks.indent_unit)
         # Tests a pass is about to make true only with an accelerator (`x == "cuda"`
-        # becoming `x == DEVICE().type != "cpu"`): what they guard needs no guard.
+        # becoming `x == _DEVICE().type != "cpu"`): what they guard needs no guard.
         self.accelerator_tests: Set[cst.CSTNode] = set()
         # Imports of CUDA-only APIs reported (bound name -> the diagnostic), and for
         # each, whether each use decided since was rewritten or is informational.
@@ -158,7 +158,7 @@ class FileContext:
 
     @property
     def device_code(self) -> str:
-        """How emitted code reads the device: ``DEVICE()`` or ``device``."""
+        """How emitted code reads the device: ``_DEVICE()`` or ``device``."""
         return self.device_name + ("()" if self.device_call else "")
 
     def claim(self, node: cst.CSTNode) -> None:
@@ -371,14 +371,14 @@ class Pass(cst.CSTTransformer):
 
     # -- code to emit ---------------------------------------------------------
     def device(self) -> cst.BaseExpression:
-        """The module's device (a torch.device): ``DEVICE()``, the accessor that asks
+        """The module's device (a torch.device): ``_DEVICE()``, the accessor that asks
         for the accelerator on first use, or the module's own device variable."""
         self.context.needs_device = True
         name = cst.Name(self.context.device_name)
         return cst.Call(name) if self.context.device_call else name
 
     def device_type(self) -> cst.Attribute:
-        """``DEVICE().type``: the device as a string."""
+        """``_DEVICE().type``: the device as a string."""
         return cst.Attribute(self.device(), cst.Name("type"))
 
     def expr(self, template: str, **values: cst.BaseExpression) -> cst.BaseExpression:

@@ -4,7 +4,7 @@ CUDA graphs, nvtx, compute-capability checks, CUDA extensions, CUDA_VISIBLE_DEVI
 pynvml, apex, the profiler's CUDA activity, torch.compile's CUDA-graph modes, and
 ``torch.cuda.is_available()`` guarding such code are reported with advice. What is
 called for its effect alone is kept for CUDA: an nvtx mark or push/pop, or a
-CUDA-only call (TP911), as a statement of its own goes behind ``if DEVICE().type ==
+CUDA-only call (TP911), as a statement of its own goes behind ``if _DEVICE().type ==
 "cuda":``, and ``with torch.cuda.nvtx.range(name):`` gets
 ``torch.profiler.record_function(name)`` where there is no CUDA (with unsafe fixes,
 ``record_function`` everywhere: the range leaves Nsight's trace for the PyTorch
@@ -71,12 +71,12 @@ STRINGS = {
 PROFILER_KEYS = {n for n, row in STRINGS.items() if row.code == "TP908"}
 LEGACY_TYPE = re.compile(r"torch\.cuda\.\w+Tensor")
 LEGACY_TYPE_ADVICE = (
-    "a CUDA tensor type named by a string; use `.to(dtype=..., device=DEVICE())` "
-    "(or `torch.set_default_dtype` and `torch.set_default_device(DEVICE())`)"
+    "a CUDA tensor type named by a string; use `.to(dtype=..., device=_DEVICE())` "
+    "(or `torch.set_default_dtype` and `torch.set_default_device(_DEVICE())`)"
 )
 WIDENED = (
     "`torch.accelerator.is_available()` guards CUDA-only code: on MPS, XPU, NPU or TPU "
-    'it now runs it; test `DEVICE().type == "cuda"` (or `torch.cuda.is_available()`) '
+    'it now runs it; test `_DEVICE().type == "cuda"` (or `torch.cuda.is_available()`) '
     "until the body is ported"
 )
 
@@ -91,7 +91,7 @@ def _distinctive(name: str) -> str:
 
 MODULE_VALUE = (
     "`torch.cuda` used as a value: what is called on it later cannot be followed; "
-    "call `torch.accelerator` (or `torch.get_device_module(DEVICE())`) by name instead"
+    "call `torch.accelerator` (or `torch.get_device_module(_DEVICE())`) by name instead"
 )
 AMBIGUOUS = (
     "`{name}` is imported and also bound otherwise in this module, so `{meant}` "
@@ -123,7 +123,7 @@ class CudaOnly(CudaOnlyImports, Pass):
     RULES = CUDA_ONLY_RULES + CONTEXT_RULES
     TRIGGER = catalog.trigger_of("cuda_only")
     # A CUDA-only statement is guarded unless it already is: the pass sees the whole
-    # function around it, `if DEVICE().type == "cuda":` included.
+    # function around it, `if _DEVICE().type == "cuda":` included.
     # Each name as its last part, or its last two where that part is a common word
     # (`nvtx.mark`, `profiler.start`, not every `start`); an imported alias of one
     # (`from torch.cuda.nvtx import mark`) is matched spelled out (transform).
@@ -144,7 +144,7 @@ class CudaOnly(CudaOnlyImports, Pass):
         self.kept: Set[cst.CSTNode] = set()  # calls behind a kept CUDA-only guard
         self.effects: Dict[cst.Call, str] = {}  # CUDA-only statements -> rule
         self.handled: Set[cst.CSTNode] = set()  # names of those: not reported apart
-        self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE().type == "cuda"`
+        self.on_cuda: Set[cst.CSTNode] = set()  # behind `_DEVICE().type == "cuda"`
         self.kept_branch: Set[cst.CSTNode] = set()  # behind a CUDA test kept as it is
         self.unresolved_lines: Set[int] = set()
         self.receivers: Set[cst.CSTNode] = set()  # `x` and `name` of `x.name`
@@ -279,7 +279,7 @@ class CudaOnly(CudaOnlyImports, Pass):
         self._cuda_branch(node)
 
     def _cuda_branch(self, node: Union[cst.If, cst.IfExp]) -> None:
-        """What runs only on CUDA (`if DEVICE().type == "cuda":`, as written here) is
+        """What runs only on CUDA (`if _DEVICE().type == "cuda":`, as written here) is
         left alone; behind `torch.cuda.is_available()` it stays reported."""
         test = node.test
         kept = self.context.kept_for_cuda
@@ -322,7 +322,7 @@ class CudaOnly(CudaOnlyImports, Pass):
         return None
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        """A CUDA-only statement: ``if DEVICE().type == "cuda": <statement>``."""
+        """A CUDA-only statement: ``if _DEVICE().type == "cuda": <statement>``."""
         body = original_node.body
         if len(body) != 1 or not isinstance(body[0], cst.Expr):
             return updated_node

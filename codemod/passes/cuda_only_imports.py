@@ -26,8 +26,8 @@ REFERENCES: Dict[str, str] = {
 # apex module -> what to use instead (longest prefix wins).
 APEX: Dict[str, str] = {
     "apex": "NVIDIA apex is CUDA-only; use the PyTorch equivalent of what you use",
-    "apex.amp": "apex.amp is CUDA-only; use `torch.autocast(DEVICE().type)` and "
-    "`torch.amp.GradScaler(DEVICE().type)`",
+    "apex.amp": "apex.amp is CUDA-only; use `torch.autocast(_DEVICE().type)` and "
+    "`torch.amp.GradScaler(_DEVICE().type)`",
     "apex.optimizers": "apex's fused optimizers are CUDA-only; use `torch.optim.AdamW`"
     "/`Adam`/`SGD` (with `fused=True` where the device supports it)",
     "apex.parallel": "apex.parallel is CUDA-only; use `torch.nn.parallel."

@@ -2,15 +2,15 @@
 port is exact on CUDA and differs only where the original raised.
 
 - a query whose value only goes into text (``query_sites.message_fields``) becomes
-  ``<query> if DEVICE().type == "cuda" else DEVICE().type`` (TP315);
-- a comparison reading a compute capability becomes ``DEVICE().type == "cuda" and
+  ``<query> if _DEVICE().type == "cuda" else _DEVICE().type`` (TP315);
+- a comparison reading a compute capability becomes ``_DEVICE().type == "cuda" and
   <comparison>``: CUDA's answer on CUDA, False elsewhere (TP316);
 - ``torch.cuda.is_bf16_supported()`` keeps CUDA's check on CUDA and asks the
   accelerator's autocast dtype elsewhere, False on the CPU as before (TP317, unsafe:
   on another accelerator it answered False without raising).
 
 What runs only on CUDA is left to the other passes: the body of a CUDA-only guard
-that stays, of ``DEVICE().type == "cuda"`` and the operands after it in an ``and``.
+that stays, of ``_DEVICE().type == "cuda"`` and the operands after it in an ``and``.
 A site decided here is claimed, so that its query's own rule (TP314, TP309, TP390,
 TP903) does not report it again. The queries are ``codemod.catalog.queries``.
 """
@@ -82,7 +82,7 @@ class CudaQueries(Pass):
         self.and_operands.add(node.left)  # `(a and b) and c` is `a and b and c`
         operands = and_operands(node)
         tests = [is_cuda_test(o, self.context.device_name) for o in operands]
-        if True in tests:  # what follows `DEVICE().type == "cuda" and`
+        if True in tests:  # what follows `_DEVICE().type == "cuda" and`
             for operand in operands[tests.index(True) + 1 :]:
                 self._leave_alone(operand, claim=True)
 

@@ -4,7 +4,7 @@ device-strings pass.
 A literal pattern matches when the subject equals it, so ``case "cuda":`` is the
 test ``subject == "cuda"`` (TP104). A pattern cannot call the device binding, so the
 case becomes the wildcard with that test as its guard:
-``case _ if subject == DEVICE().type != "cpu":`` (never true on the CPU, as the
+``case _ if subject == _DEVICE().type != "cpu":`` (never true on the CPU, as the
 original never matched there), the subject read again by the guard. Only a subject
 that is a name or an attribute of one (``dev``, ``args.device``) is read again; a
 case with a guard of its own, or another pattern around the literal, is reported.
@@ -15,7 +15,7 @@ A membership test in a list of devices is a comparison too: ``x in ["cuda"]`` is
 ``x == "cuda"``. A list naming another accelerator as well (``x in ["cuda",
 "xpu"]``) is left as it is and reported (``OTHER_LISTED``): on any other accelerator
 it is false where CUDA takes it, and no form of the list alone tells the device in
-use from the CPU (``DEVICE().type`` is "cpu" there).
+use from the CPU (``_DEVICE().type`` is "cpu" there).
 
 A case, like an ``if``, is kept for CUDA when its body gives a vendor's answer
 (``VENDOR_ANSWERS``): ``case "cuda": return "nccl"`` widened would answer NCCL or
@@ -38,7 +38,7 @@ from codemod.passes.names import dotted_name
 OTHER_LISTED = (
     '"cuda" in a list that names another accelerator too: left as it is; on any '
     "other accelerator the test is false where CUDA's is true. Where that device "
-    'should take CUDA\'s path, test `<x> == DEVICE().type != "cpu"` as well'
+    'should take CUDA\'s path, test `<x> == _DEVICE().type != "cpu"` as well'
 )
 # Answers only CUDA gives: its backend, its vendor, its libraries and tools.
 VENDOR_ANSWERS = frozenset({"nccl", "nvidia", "cudnn", "cublas", "nvcc", "nvrtc"})
@@ -47,7 +47,7 @@ VENDOR_ANSWERS = frozenset({"nccl", "nvidia", "cudnn", "cublas", "nvcc", "nvrtc"
 LAUNCHER_DEVICES = frozenset({"gpu"})
 LEFT = (
     '`case "cuda":` {why}: left as it is; to match the device in use, write '
-    '`case _ if <subject> == DEVICE().type != "cpu":`'
+    '`case _ if <subject> == _DEVICE().type != "cpu":`'
 )
 GUARDED = "with a guard of its own"
 SUBJECT = "on a subject that is not a name or an attribute of one"

@@ -39,7 +39,7 @@ ACCELERATOR_COMPARISONS = {
 
 
 def written_index(literal: cst.BaseExpression):
-    """The index of f"{DEVICE().type}:N" or f"{DEVICE().type}:{i}" as written here."""
+    """The index of f"{_DEVICE().type}:N" or f"{_DEVICE().type}:{i}" as written here."""
     if not isinstance(literal, cst.FormattedString):
         return None
     parts = literal.parts
@@ -73,7 +73,7 @@ def index_of(
 ) -> Optional[cst.BaseExpression]:
     """The index of ``torch.device("cuda", i)`` (``index=i``, ``type="cuda"``) or
     ``torch.device("cuda:0")`` as the passes left it (``device_types``: the
-    ``DEVICE().type`` they wrote), else None."""
+    ``_DEVICE().type`` they wrote), else None."""
     found, written = device_arguments(updated), device_arguments(original)
     if found is None or written is None:
         return None
@@ -95,7 +95,7 @@ class DeviceTemplates:
     ``record_and_decide``, ``expr`` and ``_string_type``)."""
 
     def _format_call(self, original: cst.Call, updated: cst.Call):
-        """ "cuda:{}".format(i) -> "{}:{}".format(DEVICE().type, i): the device type
+        """ "cuda:{}".format(i) -> "{}:{}".format(_DEVICE().type, i): the device type
         becomes the template's first argument."""
         template = original.func.value  # type: ignore[attr-defined]
         field = _FORMAT_FIELD.search(str(template.evaluated_value))
@@ -117,7 +117,7 @@ class DeviceTemplates:
         )
 
     def _percent(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
-        """ "cuda:%d" % i -> "%s:%d" % (DEVICE().type, i)."""
+        """ "cuda:%d" % i -> "%s:%d" % (_DEVICE().type, i)."""
         if not self.record_and_decide(original.left, "TP102"):
             return updated
         text = "%s" + str(original.left.evaluated_value)[len("cuda") :]  # type: ignore

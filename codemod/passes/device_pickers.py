@@ -3,7 +3,7 @@
 
 A function that returns at least two device names as literals, "cuda" among them,
 picks a device: its ``return "cuda"`` is a device string (TP103), and becomes
-``DEVICE().type`` as the "cuda" of ``"cuda" if ... else "cpu"`` does. The test
+``_DEVICE().type`` as the "cuda" of ``"cuda" if ... else "cpu"`` does. The test
 around it is then widened as any test around portable code is: on MPS the widened
 branch answers "mps", as the program's own MPS branch does; the other devices'
 branches are portable as they are and kept. Without this the "cuda" is a string

@@ -35,8 +35,8 @@ INDEX_NAME = re.compile(r"(^|_)(rank|gpu|gpu_id|gpu_idx)$")
 
 
 class Kind(enum.Enum):
-    STRING = "string"  # a device string is expected: DEVICE().type
-    OBJECT = "object"  # a torch.device is accepted: DEVICE()
+    STRING = "string"  # a device string is expected: _DEVICE().type
+    OBJECT = "object"  # a torch.device is accepted: _DEVICE()
     IGNORE = "ignore"  # not a device (dict key, subscript) or handled by the parent
     TEMPLATE = "template"  # "cuda:{}" formatted into a device string
     MESSAGE = "message"  # printed or logged text, not a device
@@ -157,7 +157,7 @@ _INDEX_VALUE = re.compile(r"(^|_)(rank|gpu|gpu_id|device_id|dev_id|idx|index|i)$
 def is_index_value(value: cst.BaseExpression, int_options=()) -> bool:
     """An int literal, a name that says it is an index, or an int option (``args.gpu``
     of ``type=int``); else it might be a torch.device, which
-    `torch.device(DEVICE().type, x)` would reject."""
+    `torch.device(_DEVICE().type, x)` would reject."""
     name = value.attr.value if isinstance(value, cst.Attribute) else None
     if isinstance(value, cst.Integer) or name in int_options:
         return True

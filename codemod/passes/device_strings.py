@@ -4,8 +4,8 @@ Only string literals whose *position* means "a device" are rewritten. A parent
 node (a call argument, a comparison, an assignment to a ``*device*`` name, ...)
 classifies its child literal on the way down; the literal is rewritten on the way
 up. Every other literal that is exactly ``"cuda"`` or ``"cuda:N"`` is reported.
-Types are kept: a string becomes ``DEVICE().type`` (or ``f"{DEVICE().type}:N"``), and
-only positions that take a ``torch.device`` get ``DEVICE()`` itself. The positions,
+Types are kept: a string becomes ``_DEVICE().type`` (or ``f"{_DEVICE().type}:N"``), and
+only positions that take a ``torch.device`` get ``_DEVICE()`` itself. The positions,
 and what each takes, are ``codemod.passes.device_positions``.
 """
 
@@ -56,7 +56,7 @@ from codemod.rules.device_strings import RULES
 INDEX = "an int device index means that CUDA device (and raises without one)"
 MESSAGE = (
     'hard-coded "cuda" in a message (only printed or logged): left as it is; '
-    "if it should name the device in use, derive it from `DEVICE().type`"
+    "if it should name the device in use, derive it from `_DEVICE().type`"
 )
 
 
@@ -92,7 +92,7 @@ class DeviceStrings(
         self.collapse: Set[cst.CSTNode] = set()  # IfExps that become the binding
         self.device_types: Set[cst.CSTNode] = (
             set()
-        )  # DEVICE().type nodes we built (kept alive: an id could be reused)
+        )  # _DEVICE().type nodes we built (kept alive: an id could be reused)
         self.messages: Set[cst.CSTNode] = set()  # arguments of print() and log calls
         self.indices: Set[cst.CSTNode] = set()  # int device indices: `.to(gpu_id)`
         # Names assigned `torch.cuda.current_device()`: an int, a device index.
@@ -270,7 +270,7 @@ class DeviceStrings(
                 return
 
     def _is_cuda_only_test(self, sides) -> bool:
-        """``DEVICE().type == "cuda"`` of the binding: the guard of code kept for CUDA
+        """``_DEVICE().type == "cuda"`` of the binding: the guard of code kept for CUDA
         alone (nvtx, allocator settings), which must stay CUDA-only."""
         return any(is_binding_type(side, self.context.device_name) for side in sides)
 
@@ -293,7 +293,7 @@ class DeviceStrings(
         index = location_index(updated) if kind is Kind.LOCATION else None
         if index is not None:
             return self.expr(self._indexed_device(), index=index)
-        # "cuda:N" / f"cuda:{i}" -> f"{DEVICE().type}:N" / f"{DEVICE().type}:{i}"
+        # "cuda:N" / f"cuda:{i}" -> f"{_DEVICE().type}:N" / f"{_DEVICE().type}:{i}"
         if isinstance(original, cst.SimpleString):
             quote = original.quote
             rest = [cst.FormattedStringText(literal[len("cuda") :])]
@@ -353,8 +353,8 @@ class DeviceStrings(
         return INDEXED_DEVICE
 
     def _index_arguments(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        """``x.to(gpu_id)`` -> ``x.to(torch.device(DEVICE().type, gpu_id) if ... else
-        DEVICE())``."""
+        """``x.to(gpu_id)`` -> ``x.to(torch.device(_DEVICE().type, gpu_id) if ... else
+        _DEVICE())``."""
         args = list(updated.args)
         for position, arg in enumerate(original.args):
             if arg.value in self.indices and self.record_and_decide(
@@ -373,7 +373,7 @@ class DeviceStrings(
             return self._format_call(original_node, updated_node)
         if self.callee(original_node) != "torch.device":
             return updated_node
-        # torch.device(DEVICE().type) -> DEVICE()
+        # torch.device(_DEVICE().type) -> _DEVICE()
         found = device_arguments(updated_node)
         if found is not None and found[0] in self.device_types and found[1] is None:
             return self.device()

@@ -7,7 +7,7 @@ that is evaluated when the table is built (``"cuda": torch.cuda.memory_allocated
 is. But an accelerator the table does not name finds no entry: a KeyError, or what
 ``.get()`` gives otherwise (``None``, then called: a TypeError), where CUDA found
 its own. No entry can be written for a device not known until run time (a key
-``DEVICE().type`` is "cpu" on the CPU, and would clash with that entry), so the
+``_DEVICE().type`` is "cpu" on the CPU, and would clash with that entry), so the
 table's "cuda" key is reported (``NO_ENTRY``, TP109).
 """
 

@@ -4,7 +4,7 @@
 A backend *position* (the backend argument of ``init_process_group``/``new_group``,
 a ``backend=`` keyword, a ``*backend*`` variable, parameter, option or dict value)
 classifies the ``"nccl"`` literal below it; the literal is rewritten on the way up
-to ``get_default_backend_for_device(DEVICE())``, which is "nccl" on CUDA and "gloo"
+to ``get_default_backend_for_device(_DEVICE())``, which is "nccl" on CUDA and "gloo"
 on the CPU. Tests of the backend (``== "nccl"``, ``is_nccl_available()``) are
 reported: what they guard is usually NCCL-specific.
 """
@@ -211,7 +211,7 @@ class Distributed(AcceleratedBranches, Pass):
                 "TP502",
                 "`is_nccl_available()` is true only with NCCL: to "
                 "pick a backend use `torch.distributed.get_default_backend_for_"
-                "device(DEVICE())`; to test one, `dist.is_backend_available(name)`",
+                "device(_DEVICE())`; to test one, `dist.is_backend_available(name)`",
             )
         for arg in node.args:
             if arg.keyword is not None and _backend_name(arg.keyword.value):

@@ -12,10 +12,10 @@ A fallback check (``if args.device == "cuda" and not torch.cuda.is_available():
 args.device = "cpu"``, or plainly ``if not torch.cuda.is_available(): args.device =
 "cpu"``) takes the CPU when CUDA is missing for what the user asked for, which may
 be "cuda"; ``fallback_checks`` finds it so that it is kept as written (a widened
-check, or a "cuda" read as ``DEVICE().type``, would no longer take it).
+check, or a "cuda" read as ``_DEVICE().type``, would no longer take it).
 
-``DEVICE().type != "cpu"`` is the guard torchport emits (``is_guard``, ``without_guards``)
-and ``DEVICE().type == "cuda"`` the test of code kept for CUDA (``is_cuda_test``);
+``_DEVICE().type != "cpu"`` is the guard torchport emits (``is_guard``, ``without_guards``)
+and ``_DEVICE().type == "cuda"`` the test of code kept for CUDA (``is_cuda_test``);
 ``AcceleratedBranches`` tells a pass when what it visits runs only with an
 accelerator, where that guard is already true.
 """
@@ -231,15 +231,15 @@ def fallback_checks(
 
 
 def is_device_ref(node: cst.CSTNode, device_name: str) -> bool:
-    """How emitted code reads the module's device: ``DEVICE()`` (the accessor) or
-    ``DEVICE()`` (a device variable)."""
+    """How emitted code reads the module's device: ``_DEVICE()`` (the accessor) or
+    ``_DEVICE()`` (a device variable)."""
     if isinstance(node, cst.Call) and not node.args:
         node = node.func
     return isinstance(node, cst.Name) and node.value == device_name
 
 
 def is_guard(test: cst.BaseExpression, device_name: str) -> bool:
-    """``DEVICE().type != "cpu"``, the guard torchport emits."""
+    """``_DEVICE().type != "cpu"``, the guard torchport emits."""
     return (
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
@@ -262,13 +262,13 @@ class _Unguard(cst.CSTTransformer):
 
 
 def without_guards(value: cst.BaseExpression, device_name: str) -> cst.BaseExpression:
-    """``value`` with each ``X if DEVICE().type != "cpu" else Y`` in it reduced to X:
+    """``value`` with each ``X if _DEVICE().type != "cpu" else Y`` in it reduced to X:
     for an expression that is about to be put behind that same guard."""
     return value.visit(_Unguard(device_name))  # type: ignore[return-value]
 
 
 def is_binding_type(node: cst.CSTNode, device_name: str) -> bool:
-    """``DEVICE().type`` of the module's device binding."""
+    """``_DEVICE().type`` of the module's device binding."""
     return (
         isinstance(node, cst.Attribute)
         and is_device_ref(node.value, device_name)
@@ -277,7 +277,7 @@ def is_binding_type(node: cst.CSTNode, device_name: str) -> bool:
 
 
 def is_cuda_test(test: cst.BaseExpression, device_name: str) -> bool:
-    """``DEVICE().type == "cuda"`` of the binding: what follows runs on CUDA only."""
+    """``_DEVICE().type == "cuda"`` of the binding: what follows runs on CUDA only."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
@@ -312,14 +312,14 @@ def _is_module_flag(code: str, choices, device_name: str) -> bool:
 
 class AcceleratedBranches:
     """Mixin for a pass: ``in_accelerated_branch()`` says whether what is being
-    visited runs only where there is an accelerator, so that ``DEVICE().type !=
+    visited runs only where there is an accelerator, so that ``_DEVICE().type !=
     "cpu"`` is already true there and no guard is needed.
 
     Such a branch is the body of ``if torch.cuda.is_available():`` (or of a
     ``case`` with such a test, ``case "cuda":`` about to become one) (or
     ``torch.accelerator``'s, also as an operand of an ``and``; with CUDA the device
     binding is an accelerator), of the guard torchport emits, of a test chained with
-    it (``x == DEVICE().type != "cpu"``), or of a flag that selects the "cuda" device
+    it (``x == _DEVICE().type != "cpu"``), or of a flag that selects the "cuda" device
     (``"cuda" if args.cuda else "cpu"``, seen before: where it is set, the program
     runs on the accelerator).
     """
@@ -384,11 +384,11 @@ class AcceleratedBranches:
             name = self.qualified_name(test.func)  # type: ignore[attr-defined]
             return name in AVAILABILITY and not test.args
         if test in self.context.accelerator_tests:  # type: ignore[attr-defined]
-            return True  # `x == "cuda"`, about to become `x == DEVICE().type != "cpu"`
+            return True  # `x == "cuda"`, about to become `x == _DEVICE().type != "cpu"`
         if is_cuda_test(test, device_name):
             return True
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 2:
-            # `x == DEVICE().type != "cpu"`: its last link is the guard.
+            # `x == _DEVICE().type != "cpu"`: its last link is the guard.
             first, last = test.comparisons
             test = cst.Comparison(first.comparator, [last])
         code = cst.Module([]).code_for_node(test)

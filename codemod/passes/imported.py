@@ -67,7 +67,7 @@ def settled_imports(imports, uses) -> Set[int]:
     diagnostic) none of whose uses is left as an error (``uses``: bound name -> for
     each use decided, whether it was rewritten or is informational): the import
     itself runs everywhere, so it is informational too (``SETTLED``). A use kept
-    for CUDA behind ``DEVICE().type == "cuda"`` (a first run's) is no site."""
+    for CUDA behind ``_DEVICE().type == "cuda"`` (a first run's) is no site."""
     return {
         id(diagnostic)
         for name, diagnostic in imports.items()

@@ -58,7 +58,7 @@ class ModuleFacts:
     unresolved: Dict[str, str] = field(default_factory=dict)
     # (F, what it picks) of each `"cuda" if F else "cpu"` anywhere in the module,
     # as ast.unparse writes F: "cuda", or the device the choice became once ported
-    # (`DEVICE().type if F else "cpu"`, as written). Where F picks the accelerator,
+    # (`_DEVICE().type if F else "cpu"`, as written). Where F picks the accelerator,
     # the program runs on it.
     flags: Set[Tuple[str, str]] = field(default_factory=set)
     # Names bound in the module's own scope (at its top level, or in a top-level
@@ -246,7 +246,7 @@ class ModuleFacts:
 
 
 # A line that may hold `"cuda" if F else "cpu"` (or torch.device("cuda") if ...,
-# or what torchport made of it: `DEVICE().type if F else "cpu"`).
+# or what torchport made of it: `_DEVICE().type if F else "cpu"`).
 _FLAG_LINE = re.compile(r"""(?:cuda(?::\d+)?["']\)?|\.type|\w\(\))\s+if\b""")
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 

@@ -37,7 +37,7 @@ DEVICE_ARGUMENT = (
 NO_DEVICE_TYPES = ("PackedSequence", "pack_padded_sequence", "pack_sequence")
 PACKED = (
     "`.is_cuda` in a module that uses PackedSequence, which has no `.device`: for a "
-    'tensor use `x.device.type == DEVICE().type != "cpu"`, for a PackedSequence '
+    'tensor use `x.device.type == _DEVICE().type != "cpu"`, for a PackedSequence '
     "`x.data.device.type`"
 )
 
@@ -239,7 +239,7 @@ class TensorMethods(AcceleratedBranches, Pass):
                 original,
                 "TP201",
                 "`.cuda()` in a module that defines its own "
-                "`cuda` method: check the receiver, then use `.to(DEVICE())`",
+                "`cuda` method: check the receiver, then use `.to(_DEVICE())`",
             )
             return updated
         if any(a.star for a in updated.args):
@@ -308,7 +308,7 @@ class TensorMethods(AcceleratedBranches, Pass):
                 original_node,
                 "TP202",
                 "`.is_cuda` is also assigned in this "
-                "module: if this is a tensor's, use `x.device.type == DEVICE().type`",
+                "module: if this is a tensor's, use `x.device.type == _DEVICE().type`",
             )
             return updated_node
         if self.packed:

@@ -3,14 +3,14 @@
 A legacy CUDA type names a dtype on the CUDA device, so each use becomes that dtype
 on the module's device binding:
 - a constructor, ``torch.cuda.FloatTensor([1, 2])`` / ``(2, 3)``, becomes
-  ``torch.tensor(..., dtype=..., device=DEVICE())`` / ``torch.empty(...)``;
+  ``torch.tensor(..., dtype=..., device=_DEVICE())`` / ``torch.empty(...)``;
 - a conversion, ``x.type(torch.cuda.FloatTensor)`` or ``x.type("torch.cuda.
-  FloatTensor")``, becomes ``x.to(DEVICE(), torch.float32)``;
+  FloatTensor")``, becomes ``x.to(_DEVICE(), torch.float32)``;
 - a type test, ``isinstance(x, torch.cuda.FloatTensor)``, becomes a test of the
   tensor's dtype and device.
 ``torch.set_default_tensor_type(torch.cuda.HalfTensor)`` as a statement is kept for
-CUDA behind ``if DEVICE().type == "cuda":``, with ``torch.set_default_dtype`` and
-``torch.set_default_device(DEVICE())`` in its ``else``: the portable pair alone is not
+CUDA behind ``if _DEVICE().type == "cuda":``, with ``torch.set_default_dtype`` and
+``torch.set_default_device(_DEVICE())`` in its ``else``: the portable pair alone is not
 exact on CUDA, where the legacy ``torch.Tensor(...)`` constructor ignores the default
 device (checked on torch 2.13), but it is on the CPU, where that constructor makes
 CPU tensors of the default dtype.
@@ -37,8 +37,8 @@ _MODULE_NAME = re.compile(r"(^|_)(model|module|net|network|self|layer|encoder)s?
 DEFAULT_DTYPES = {"float32", "float64", "float16", "bfloat16"}
 DEFAULT_TYPE = (
     "`torch.set_default_tensor_type` with a CUDA type, not as a statement of its "
-    'own: keep it for CUDA behind `if DEVICE().type == "cuda":`, with '
-    "`torch.set_default_dtype(...)` and `torch.set_default_device(DEVICE())` "
+    'own: keep it for CUDA behind `if _DEVICE().type == "cuda":`, with '
+    "`torch.set_default_dtype(...)` and `torch.set_default_device(_DEVICE())` "
     "elsewhere"
 )
 NOT_A_DEFAULT = (
@@ -52,7 +52,7 @@ DEFAULT_ELSEWHERE = (
 )
 MODULE_TYPE = (
     "`.type()` of what may be an nn.Module: `Module.type()` casts integer buffers "
-    "too; for a tensor use `x.to(DEVICE(), dtype)`, for a module `.to(DEVICE())` and "
+    "too; for a tensor use `x.to(_DEVICE(), dtype)`, for a module `.to(_DEVICE())` and "
     "`.to(dtype)` (floating parameters only)"
 )
 
@@ -85,7 +85,7 @@ class TensorTypes(Pass):
         self.handled: Set[cst.CSTNode] = set()  # type names their parent rewrites
         self.callees: Set[cst.CSTNode] = set()
         self.statements: Set[cst.CSTNode] = set()  # calls that are a line of their own
-        self.on_cuda: Set[cst.CSTNode] = set()  # behind `DEVICE().type == "cuda"`
+        self.on_cuda: Set[cst.CSTNode] = set()  # behind `_DEVICE().type == "cuda"`
         self.defaults: Dict[cst.CSTNode, str] = {}  # set_default_tensor_type -> dtype
         # Type tests an assertion checks: the tensor is where the program computes
         # (the CPU too), as `assert x.is_cuda` becomes.
@@ -219,7 +219,7 @@ class TensorTypes(Pass):
                 "TP313",
                 f"`torch.{short}(...)`: tell data from sizes, then use "
                 "`torch.tensor(data, ...)` or `torch.empty(*sizes, ...)` with "
-                "`device=DEVICE()`",
+                "`device=_DEVICE()`",
             )
             return updated
         if not self.record_and_decide(original, "TP313"):
@@ -235,7 +235,7 @@ class TensorTypes(Pass):
         return self.expr("{torch}.empty(" + shape + ", " + keywords + ")")
 
     def _conversion(self, original: cst.Call, updated: cst.Call):
-        """``x.type(torch.cuda.FloatTensor)`` -> ``x.to(DEVICE(), torch.float32)``."""
+        """``x.type(torch.cuda.FloatTensor)`` -> ``x.to(_DEVICE(), torch.float32)``."""
         receiver = original.func.value  # type: ignore[attr-defined]
         if _is_module_name(receiver):
             self.report(original, "TP313", MODULE_TYPE)

@@ -3,7 +3,7 @@
 A report points into the file torchport wrote. Its line moves with the lines around
 it (the device binding inserted above, a statement black split); inside a changed
 statement its column moves too: ``x = a.cuda() + torch.cuda.memory._snapshot()``
-becomes ``x = a.to(DEVICE()) + ...``, and a second statement on the line may go to
+becomes ``x = a.to(_DEVICE()) + ...``, and a second statement on the line may go to
 a line of its own. The site's own text is left as it was, so it is found again in
 what the statement became: as the same occurrence of that text (the k-th of the
 statement before and after, when both hold as many), or as the only one on its

@@ -20,7 +20,7 @@ RULES = (
         ACCELERATOR_TORCH,
         what="Rewrites `torch.cuda.amp.autocast(...)` (also imported as `autocast`, "
         "through `from torch.cuda import amp`, or used as a decorator) to "
-        '`torch.autocast(DEVICE().type if DEVICE().type != "cpu" else "cuda", ...)`: '
+        '`torch.autocast(_DEVICE().type if _DEVICE().type != "cpu" else "cuda", ...)`: '
         "the accelerator's autocast, and without an accelerator CUDA's, disabled as "
         "the original was. A decorator, evaluated at import, gets "
         '`(torch.accelerator.current_accelerator() or torch.device("cuda")).type`. '
@@ -38,7 +38,7 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "with torch.autocast(\n"
-            '    DEVICE().type if DEVICE().type != "cpu" else "cuda", enabled=use_amp\n'
+            '    _DEVICE().type if _DEVICE().type != "cpu" else "cuda", enabled=use_amp\n'
             "):\n"
             "    loss = model(x)"
         ),
@@ -72,7 +72,7 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.cuda.amp.GradScaler(...)` to "
-        '`torch.amp.GradScaler(DEVICE().type if DEVICE().type != "cpu" else "cuda", '
+        '`torch.amp.GradScaler(_DEVICE().type if _DEVICE().type != "cpu" else "cuda", '
         "...)`: the accelerator's scaler, and without an accelerator CUDA's, disabled "
         "as the original was. The device goes first, so every positional argument "
         "keeps its meaning: `GradScaler(2.**16)` never becomes a scaler for device "
@@ -84,7 +84,7 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "scaler = torch.amp.GradScaler(\n"
-            '    DEVICE().type if DEVICE().type != "cpu" else "cuda", 2.0**10\n'
+            '    _DEVICE().type if _DEVICE().type != "cpu" else "cuda", 2.0**10\n'
             ")"
         ),
         safety="Safe: on CUDA it is the same scaler with the same settings; on a host "
@@ -106,7 +106,7 @@ RULES = (
         "decorators (torch 2.4) with `device_type=` the type of the accelerator this "
         "build of torch has, else CUDA's as the original: "
         '`(torch.accelerator.current_accelerator() or torch.device("cuda")).type` '
-        '(below torch 2.7, `DEVICE().type if DEVICE().type != "cpu" else "cuda"`).',
+        '(below torch 2.7, `_DEVICE().type if _DEVICE().type != "cpu" else "cuda"`).',
         why="The CUDA decorators follow CUDA autocast only, and are deprecated since "
         "torch 2.4. `torch.amp.custom_fwd` needs its `device_type` keyword.",
         before=(
@@ -134,7 +134,7 @@ RULES = (
         "The decorator only selects whose autocast state applies, so a CUDA build "
         "without a GPU, or a build without an accelerator, behaves as the original did "
         "there (a caller's CPU autocast does not apply). Below torch 2.7 the fix reads "
-        "`DEVICE()` at import, and is then unsafe.",
+        "`_DEVICE()` at import, and is then unsafe.",
         valid=(
             (
                 "import torch\n"
@@ -163,7 +163,7 @@ RULES = (
         "`torch.set_autocast_enabled(flag)` to "
         "`torch.set_autocast_enabled(T, flag)` (torch 2.4), so that off "
         "CUDA the getters read what the setters set. `T` is "
-        '`DEVICE().type if DEVICE().type != "cpu" else "cuda"`: the accelerator\'s '
+        '`_DEVICE().type if _DEVICE().type != "cpu" else "cuda"`: the accelerator\'s '
         "type, and without an accelerator CUDA's, as the original asked.",
         why="Without arguments both ask about CUDA autocast (deprecated since torch "
         "2.4), which is never on elsewhere.",
@@ -179,10 +179,10 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "def cast(x):\n"
-            '    if torch.is_autocast_enabled(DEVICE().type if DEVICE().type != "cpu" else "cuda"):\n'
+            '    if torch.is_autocast_enabled(_DEVICE().type if _DEVICE().type != "cpu" else "cuda"):\n'
             "        x = x.to(\n"
             "            torch.get_autocast_dtype(\n"
-            '                DEVICE().type if DEVICE().type != "cpu" else "cuda"\n'
+            '                _DEVICE().type if _DEVICE().type != "cpu" else "cuda"\n'
             "            )\n"
             "        )\n"
             "    return x"
@@ -241,7 +241,7 @@ RULES = (
         "pass the accelerator's type",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what='Adds `DEVICE().type if DEVICE().type != "cpu" else "cuda"` as the first '
+        what='Adds `_DEVICE().type if _DEVICE().type != "cpu" else "cuda"` as the first '
         "argument of a `torch.amp.GradScaler` (or `torch.GradScaler`) given no device: "
         "the accelerator's type, and without an accelerator CUDA's, as before.",
         why='The device parameter defaults to "cuda": without CUDA the scaler '
@@ -252,7 +252,7 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "scaler = torch.amp.GradScaler(\n"
-            '    DEVICE().type if DEVICE().type != "cpu" else "cuda", init_scale=1024.0\n'
+            '    _DEVICE().type if _DEVICE().type != "cpu" else "cuda", init_scale=1024.0\n'
             ")"
         ),
         safety="Safe: on CUDA it is the same scaler; on a host without an accelerator "
@@ -269,7 +269,7 @@ RULES = (
         "TP409",
         "cuda-amp-by-hand",
         "`torch.cuda.amp` used in a way torchport cannot rewrite; "
-        "use `torch.autocast`/`torch.amp` with `DEVICE().type`",
+        "use `torch.autocast`/`torch.amp` with `_DEVICE().type`",
         Fix.NONE,
         None,
         what="Reports `torch.cuda.amp` names that are not simply called: passed around, "
@@ -277,7 +277,7 @@ RULES = (
         why="Their meaning depends on how they are used later, so no rewrite is sure "
         "to keep it.",
         before=("import torch\n" "\n" "scaler_class = torch.cuda.amp.GradScaler"),
-        after="scaler_class = functools.partial(torch.amp.GradScaler, DEVICE().type)",
+        after="scaler_class = functools.partial(torch.amp.GradScaler, _DEVICE().type)",
         safety="No automatic fix.",
         valid=(
             (

@@ -14,7 +14,7 @@ RULES = (
         "TP901",
         "cuda-graph",
         "CUDA graphs capture CUDA streams only; keep the capture behind "
-        '`DEVICE().type == "cuda"` and run eagerly elsewhere (`torch.accelerator.Graph`, '
+        '`_DEVICE().type == "cuda"` and run eagerly elsewhere (`torch.accelerator.Graph`, '
         "torch >= 2.12, is the generic API where a backend supports it)",
         Fix.NONE,
         None,
@@ -29,7 +29,7 @@ RULES = (
             "with torch.cuda.graph(g):\n"
             "    out = model(x)"
         ),
-        after='if DEVICE().type == "cuda":  # by hand\n    g = torch.cuda.CUDAGraph()\n    ...',
+        after='if _DEVICE().type == "cuda":  # by hand\n    g = torch.cuda.CUDAGraph()\n    ...',
         safety="No fix.",
         valid=(
             (
@@ -40,7 +40,7 @@ RULES = (
             ),
             EXAMPLE_BINDING
             + (
-                'if DEVICE().type == "cuda":\n'
+                'if _DEVICE().type == "cuda":\n'
                 "    g = torch.cuda.CUDAGraph()\n"
                 "    with torch.cuda.graph(g):\n"
                 "        out = model(x)"
@@ -51,12 +51,12 @@ RULES = (
         "TP902",
         "nvtx",
         "nvtx ranges exist only in CUDA builds (they raise elsewhere); keep them for "
-        'CUDA (`DEVICE().type == "cuda"`) or use `torch.profiler.record_function(name)`',
+        'CUDA (`_DEVICE().type == "cuda"`) or use `torch.profiler.record_function(name)`',
         Fix.SAFE,
         None,
         what="`range_push`, `range_pop` and `mark` called as statements go behind "
-        '`if DEVICE().type == "cuda":`; `with torch.cuda.nvtx.range(name):` becomes '
-        '`with torch.cuda.nvtx.range(name) if DEVICE().type == "cuda" else '
+        '`if _DEVICE().type == "cuda":`; `with torch.cuda.nvtx.range(name):` becomes '
+        '`with torch.cuda.nvtx.range(name) if _DEVICE().type == "cuda" else '
         "torch.profiler.record_function(name):` (with `--unsafe-fixes`, "
         "`torch.profiler.record_function(name)` alone). Other uses are reported.",
         why="`torch.cuda.nvtx.*` raises 'NVTX functions not installed' on every build "
@@ -71,10 +71,10 @@ RULES = (
         + (
             "with (\n"
             '    torch.cuda.nvtx.range("forward")\n'
-            '    if DEVICE().type == "cuda"\n'
+            '    if _DEVICE().type == "cuda"\n'
             '    else torch.profiler.record_function("forward")\n'
             "):\n"
-            '    if DEVICE().type == "cuda":\n'
+            '    if _DEVICE().type == "cuda":\n'
             '        torch.cuda.nvtx.mark("start")'
         ),
         safety="Safe: unchanged on CUDA; elsewhere the marks are skipped and ranges "
@@ -89,7 +89,7 @@ RULES = (
                 "    out = model(x)"
             ),
             EXAMPLE_BINDING
-            + ('if DEVICE().type == "cuda":\n' '    torch.cuda.nvtx.mark("start")'),
+            + ('if _DEVICE().type == "cuda":\n' '    torch.cuda.nvtx.mark("start")'),
         ),
         reads_device=False,
     ),
@@ -97,7 +97,7 @@ RULES = (
         "TP903",
         "device-capability",
         "NVIDIA compute-capability check with no portable equivalent; keep it behind "
-        '`DEVICE().type == "cuda"` (`torch.accelerator.get_device_capability()` means '
+        '`_DEVICE().type == "cuda"` (`torch.accelerator.get_device_capability()` means '
         "something else)",
         Fix.NONE,
         None,
@@ -112,7 +112,7 @@ RULES = (
             "major, minor = torch.cuda.get_device_capability()\n"
             "dtype = torch.bfloat16 if major >= 8 else torch.float16"
         ),
-        after='if DEVICE().type == "cuda" and torch.cuda.get_device_capability()[0] >= 8:',
+        after='if _DEVICE().type == "cuda" and torch.cuda.get_device_capability()[0] >= 8:',
         safety="No fix.",
         valid=(
             (
@@ -123,7 +123,7 @@ RULES = (
             ),
             EXAMPLE_BINDING
             + (
-                'if DEVICE().type == "cuda":\n'
+                'if _DEVICE().type == "cuda":\n'
                 "    if torch.cuda.get_device_capability()[0] >= 8:\n"
                 "        dtype = torch.bfloat16"
             ),
@@ -145,7 +145,7 @@ RULES = (
             'ext = load("ops", sources=["ops.cpp", "ops_kernel.cu"])'
         ),
         after='ext = load("ops", sources=["ops.cpp", "ops_kernel.cu"]) '
-        'if DEVICE().type == "cuda" else None  # by hand, with a fallback',
+        'if _DEVICE().type == "cuda" else None  # by hand, with a fallback',
         safety="No fix.",
         valid=(
             (
@@ -250,7 +250,7 @@ RULES = (
         "TP909",
         "compile-cuda-graph-mode",
         "this torch.compile mode uses CUDA graphs; other backends ignore or reject it: "
-        'pass it only when `DEVICE().type == "cuda"`',
+        'pass it only when `_DEVICE().type == "cuda"`',
         Fix.NONE,
         None,
         what='Reports `torch.compile(mode="reduce-overhead")` and '
@@ -261,7 +261,7 @@ RULES = (
         before=(
             "import torch\n" "\n" 'model = torch.compile(model, mode="reduce-overhead")'
         ),
-        after='model = torch.compile(\n    model, mode="reduce-overhead" if DEVICE().type '
+        after='model = torch.compile(\n    model, mode="reduce-overhead" if _DEVICE().type '
         '== "cuda" else "default"\n)  # by hand',
         safety="No fix.",
         valid=(
@@ -273,7 +273,7 @@ RULES = (
             EXAMPLE_BINDING
             + (
                 "model = torch.compile(\n"
-                '    model, mode="reduce-overhead" if DEVICE().type == "cuda" else "default"\n'
+                '    model, mode="reduce-overhead" if _DEVICE().type == "cuda" else "default"\n'
                 ")"
             ),
         ),
@@ -312,14 +312,14 @@ RULES = (
         "TP911",
         "cuda-only-side-effect",
         "CUDA-only call with no portable equivalent, made for its effect; keep it for "
-        'CUDA behind `if DEVICE().type == "cuda":`',
+        'CUDA behind `if _DEVICE().type == "cuda":`',
         Fix.SAFE,
         None,
         what="`torch.cuda.set_per_process_memory_fraction`, `set_sync_debug_mode`, "
         "`ipc_collect`, `cudart().cudaProfilerStart()`/`Stop()`, `torch.cuda.profiler."
         "start()`/`stop()`, `torch.cuda.memory._record_memory_history` and "
         "`_dump_snapshot`, called as statements (their result unused), go behind "
-        '`if DEVICE().type == "cuda":`. Other uses are reported.',
+        '`if _DEVICE().type == "cuda":`. Other uses are reported.',
         why="Each raises on a machine without CUDA, and no other backend has it; what it "
         "does matters to CUDA alone.",
         before=(
@@ -327,14 +327,14 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            'if DEVICE().type == "cuda":\n'
+            'if _DEVICE().type == "cuda":\n'
             "    torch.cuda.set_per_process_memory_fraction(0.5)"
         ),
         safety="Safe: unchanged on CUDA, skipped elsewhere.",
         valid=(
             EXAMPLE_BINDING
             + (
-                'if DEVICE().type == "cuda":\n'
+                'if _DEVICE().type == "cuda":\n'
                 "    torch.cuda.set_per_process_memory_fraction(0.5)"
             ),
             ("import torch\n" "\n" "torch.accelerator.empty_cache()"),
@@ -361,7 +361,7 @@ RULES = (
             "xs = [torch.ones(2)]\n"
             "xs = list(map(torch.Tensor.cuda, xs))"
         ),
-        after="xs = [x.to(DEVICE()) for x in xs]  # by hand",
+        after="xs = [x.to(_DEVICE()) for x in xs]  # by hand",
         safety="No fix.",
         valid=(
             (

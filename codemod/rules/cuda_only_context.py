@@ -29,7 +29,7 @@ RULES = (
             'os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"\n'
             "torch.use_deterministic_algorithms(True)"
         ),
-        after='if DEVICE().type == "cuda":  # by hand\n'
+        after='if _DEVICE().type == "cuda":  # by hand\n'
         '    os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"',
         safety="No fix.",
         valid=(("import os\n" "\n" 'os.environ["OMP_NUM_THREADS"] = "1"'),),

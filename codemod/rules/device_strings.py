@@ -17,14 +17,14 @@ RULES = (
         None,  # the binding alone, which adapts below torch 2.6
         what='Replaces `torch.device("cuda")` (or `type="cuda"`) with the module\'s '
         'device binding, and `torch.device("cuda", i)` (or `index=i`) and '
-        '`torch.device("cuda:0")` with `torch.device(DEVICE().type, i) if '
-        'DEVICE().type != "cpu" else DEVICE()`: device i of the accelerator, and '
+        '`torch.device("cuda:0")` with `torch.device(_DEVICE().type, i) if '
+        '_DEVICE().type != "cpu" else _DEVICE()`: device i of the accelerator, and '
         'without one the CPU itself (not "cpu:0").',
         why="A hard-coded CUDA device fails on a machine without CUDA and never uses "
         "TPU, Trainium, MPS, XPU or NPU.",
         before=("import torch\n" "\n" 'x = torch.zeros(3).to(torch.device("cuda"))'),
-        after=EXAMPLE_BINDING + "x = torch.zeros(3).to(DEVICE())",
-        safety="Safe: on a CUDA machine DEVICE() is `device(type='cuda')`.",
+        after=EXAMPLE_BINDING + "x = torch.zeros(3).to(_DEVICE())",
+        safety="Safe: on a CUDA machine _DEVICE() is `device(type='cuda')`.",
         valid=(
             (
                 "import torch\n"
@@ -45,14 +45,14 @@ RULES = (
         "`torch.set_default_device(...)`, `torch.autocast(...)`, "
         "`torch.Generator(...)`; and device templates "
         '`"cuda:{}".format(i)` / `"cuda:%d" % i`, which become '
-        '`"{}:{}".format(DEVICE().type, i)` / `"%s:%d" % (DEVICE().type, i)`. A template '
+        '`"{}:{}".format(_DEVICE().type, i)` / `"%s:%d" % (_DEVICE().type, i)`. A template '
         "that is only printed or logged is a message: it is reported (TP109), not "
         "rewritten.",
         why="The same call then runs on whatever accelerator is present, or the CPU.",
         before=("import torch\n" "\n" 'y = torch.ones(2, device="cuda")'),
-        after=EXAMPLE_BINDING + "y = torch.ones(2, device=DEVICE())",
-        safety="Safe: strings stay strings (`DEVICE().type`); torch APIs that take a "
-        "`torch.device` get `DEVICE()`.",
+        after=EXAMPLE_BINDING + "y = torch.ones(2, device=_DEVICE())",
+        safety="Safe: strings stay strings (`_DEVICE().type`); torch APIs that take a "
+        "`torch.device` get `_DEVICE()`.",
         valid=(
             (
                 "import torch\n"
@@ -70,8 +70,8 @@ RULES = (
         Fix.SAFE,
         None,  # the binding alone, which adapts below torch 2.6
         what='Replaces `"cuda" if torch.cuda.is_available() else "cpu"` with '
-        '`DEVICE().type` (or `DEVICE()` inside `torch.device(...)`), and the "cuda" of '
-        'any other `"cuda" if ... else "cpu"` with `DEVICE().type`, as it does the '
+        '`_DEVICE().type` (or `_DEVICE()` inside `torch.device(...)`), and the "cuda" of '
+        'any other `"cuda" if ... else "cpu"` with `_DEVICE().type`, as it does the '
         '`return "cuda"` of a function that returns other devices\' names too (a '
         "device picker of the program's own), whose availability test is then widened.",
         why="The availability dance only knows CUDA; the binding knows every "
@@ -106,9 +106,9 @@ RULES = (
         Fix.SAFE,
         None,  # the binding alone, which adapts below torch 2.6
         what='Rewrites `x == "cuda"`, `x != "cuda"`, `"cuda" in x` and `"cuda" not in '
-        'x` into tests against the accelerator: `x == DEVICE().type != "cpu"`. '
+        'x` into tests against the accelerator: `x == _DEVICE().type != "cpu"`. '
         '`case "cuda":` of a `match` on a name or an attribute becomes `case _ if '
-        'x == DEVICE().type != "cpu":` (a pattern cannot call the binding); one '
+        'x == _DEVICE().type != "cpu":` (a pattern cannot call the binding); one '
         "with a guard of its own, or on another subject, is reported (TP109).",
         why="The test means 'is this the accelerator?'. The `!= \"cpu\"` half keeps it "
         "false on a CPU-only machine, as the original was.",
@@ -120,7 +120,7 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            'if device_type == DEVICE().type != "cpu":\n'
+            'if device_type == _DEVICE().type != "cpu":\n'
             "    torch.accelerator.synchronize()"
         ),
         safety="Safe: true exactly when the original was on a CUDA machine, and never "
@@ -161,7 +161,7 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "def pick(name=None):\n"
-            "    device = DEVICE().type\n"
+            "    device = _DEVICE().type\n"
             "    return torch.device(name or device)"
         ),
         safety="Safe: the value stays a string; a user can still pass any device.",
@@ -174,7 +174,7 @@ RULES = (
         "TP109",
         "cuda-string-unknown-context",
         'hard-coded "cuda" string in a position torchport cannot type; '
-        "derive it from the device binding (`DEVICE().type`)",
+        "derive it from the device binding (`_DEVICE().type`)",
         Fix.NONE,
         None,
         what='Reports a literal that is exactly "cuda" or "cuda:N" where torchport '
@@ -182,7 +182,7 @@ RULES = (
         why="Such strings are usually devices, but rewriting without knowing would "
         "change data (dictionary keys, messages).",
         before=("import torch\n" "\n" 'DEVICES = ["cuda", "cpu"]'),
-        after='DEVICES = [DEVICE().type, "cpu"]  # by hand',
+        after='DEVICES = [_DEVICE().type, "cpu"]  # by hand',
         safety="No automatic fix.",
         valid=(
             ('SPEEDUPS = {"cuda": 3.2, "cpu": 1.0}\n' 'print(SPEEDUPS["cuda"])'),

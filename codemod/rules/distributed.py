@@ -16,13 +16,13 @@ RULES = (
         "TP501",
         "nccl-backend",
         '"nccl" hard-codes NVIDIA\'s collective backend; use '
-        "`torch.distributed.get_default_backend_for_device(DEVICE())`",
+        "`torch.distributed.get_default_backend_for_device(_DEVICE())`",
         Fix.SAFE,
         DIST_TORCH,
         what='Replaces the "nccl" backend of `init_process_group`, `new_group`, '
         "`new_subgroups*`, of any `backend=` keyword, and of a variable, parameter, "
         'command-line option or dict value named like "backend", with '
-        "`torch.distributed.get_default_backend_for_device(DEVICE())`. "
+        "`torch.distributed.get_default_backend_for_device(_DEVICE())`. "
         '`"nccl" if torch.cuda.is_available() else "gloo"` becomes the same call. In '
         'a backend per device (`"cuda:nccl,cpu:gloo"`) the pair "cuda:nccl" becomes '
         "the accelerator's type and default backend; on the CPU, which the string "
@@ -50,7 +50,7 @@ RULES = (
         + (
             "def setup(rank, world_size):\n"
             "    dist.init_process_group(\n"
-            "        dist.get_default_backend_for_device(DEVICE()), rank=rank, world_size=world_size\n"
+            "        dist.get_default_backend_for_device(_DEVICE()), rank=rank, world_size=world_size\n"
             "    )"
         ),
         safety='Safe: on a CUDA machine the call returns "nccl" (checked on an H200). '
@@ -67,8 +67,8 @@ RULES = (
         "TP502",
         "nccl-check",
         "the code tests for NCCL, which exists only on NVIDIA GPUs; test the device "
-        '(`DEVICE().type == "cuda"`) or compare with '
-        "`torch.distributed.get_default_backend_for_device(DEVICE())`",
+        '(`_DEVICE().type == "cuda"`) or compare with '
+        "`torch.distributed.get_default_backend_for_device(_DEVICE())`",
         Fix.NONE,
         None,
         what='Reports `backend == "nccl"` (and `!=`, `in`), `Backend.NCCL` comparisons '
@@ -82,7 +82,7 @@ RULES = (
             'if dist.get_backend() == "nccl":\n'
             "    torch.cuda.synchronize()"
         ),
-        after='if DEVICE().type == "cuda":  # by hand, after reading the branch\n'
+        after='if _DEVICE().type == "cuda":  # by hand, after reading the branch\n'
         "    torch.cuda.synchronize()",
         safety="No automatic fix: whether the branch is about NCCL or about 'the "
         "accelerator' needs a reader.",
@@ -99,14 +99,14 @@ RULES = (
         "TP503",
         "nccl-string",
         '"nccl" where torchport cannot tell it is the process-group backend; derive '
-        "it with `torch.distributed.get_default_backend_for_device(DEVICE())`",
+        "it with `torch.distributed.get_default_backend_for_device(_DEVICE())`",
         Fix.NONE,
         None,
         what='Reports every other "nccl" (a list element, a return value, '
         '`Backend.NCCL`, a per-device string like "cpu:gloo,cuda:nccl").',
         why="It is almost always a backend choice that fails off NVIDIA GPUs.",
         before=("import torch\n" "\n" 'BACKENDS = ["nccl", "gloo"]'),
-        after='BACKENDS = [dist.get_default_backend_for_device(DEVICE()), "gloo"]'
+        after='BACKENDS = [dist.get_default_backend_for_device(_DEVICE()), "gloo"]'
         "  # by hand",
         safety="No automatic fix.",
         valid=(
@@ -120,7 +120,7 @@ RULES = (
         "`DistributedDataParallel(device_ids=...)` raises for a module on the CPU",
         Fix.SAFE,
         None,
-        what='Rewrites `device_ids=X` to `device_ids=X if DEVICE().type != "cpu" else '
+        what='Rewrites `device_ids=X` to `device_ids=X if _DEVICE().type != "cpu" else '
         "None` (and `output_device=` the same way), keyword or positional.",
         why="DDP accepts device ids only for modules on an accelerator: a CPU module "
         "with `device_ids=[rank]` raises `ValueError`.",
@@ -143,8 +143,8 @@ RULES = (
         + (
             "def wrap(model, rank):\n"
             "    return DDP(\n"
-            "        model.to(torch.device(DEVICE().type, rank)),\n"
-            '        device_ids=[rank] if DEVICE().type != "cpu" else None,\n'
+            "        model.to(torch.device(_DEVICE().type, rank)),\n"
+            '        device_ids=[rank] if _DEVICE().type != "cpu" else None,\n'
             "    )"
         ),
         safety="Safe: the argument is unchanged wherever an accelerator exists.",
@@ -211,7 +211,7 @@ RULES = (
         why="On any other accelerator DataParallel takes every device of it and "
         "scatters the batch with `torch._C._scatter`, which only CUDA builds have: the "
         "forward pass raises. DistributedDataParallel (one process per device, "
-        "`dist.get_default_backend_for_device(DEVICE())`) is the portable form.",
+        "`dist.get_default_backend_for_device(_DEVICE())`) is the portable form.",
         before=(
             "import torch.nn as nn\n" "\n" "model = nn.DataParallel(nn.Linear(4, 2))"
         ),
@@ -262,12 +262,12 @@ RULES = (
         + EXAMPLE_ACCESSOR
         + (
             'dist.init_process_group("gloo")\n'
-            "x = torch.ones(2).to(DEVICE())\n"
+            "x = torch.ones(2).to(_DEVICE())\n"
             "dist.all_reduce(x)"
         ),
         safety="No fix: CUDA runs gloo as asked, and any backend that serves every "
-        "device (`dist.get_default_backend_for_device(DEVICE())`, nccl on CUDA; or "
-        '`f"cpu:gloo,{DEVICE().type}:..."`) changes that. Choose one by hand where '
+        "device (`dist.get_default_backend_for_device(_DEVICE())`, nccl on CUDA; or "
+        '`f"cpu:gloo,{_DEVICE().type}:..."`) changes that. Choose one by hand where '
         "device tensors meet a collective.",
         valid=(
             (

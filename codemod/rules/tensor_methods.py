@@ -13,14 +13,14 @@ RULES = (
     Rule(
         "TP201",
         "cuda-method",
-        "`.cuda()` moves to CUDA only; use `.to(DEVICE())`",
+        "`.cuda()` moves to CUDA only; use `.to(_DEVICE())`",
         Fix.SAFE,
         None,  # the binding alone, which adapts below torch 2.6
-        what="Rewrites `x.cuda()` to `x.to(DEVICE())`, keeping `non_blocking=` and "
-        "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(DEVICE().type, i))`. "
+        what="Rewrites `x.cuda()` to `x.to(_DEVICE())`, keeping `non_blocking=` and "
+        "`memory_format=`; `x.cuda(i)` becomes `x.to(torch.device(_DEVICE().type, i))`. "
         "A storage (the first parameter of a `map_location=` lambda, or a name that "
         "says `storage`) gets `.to(device=...)`: storage `.to` is keyword-only, and "
-        "its `.cuda(0)` means the current device, so it becomes `.to(device=DEVICE())`.",
+        "its `.cuda(0)` means the current device, so it becomes `.to(device=_DEVICE())`.",
         why="`.cuda()` raises on every machine without CUDA.",
         before=(
             "import torch\n"
@@ -29,7 +29,7 @@ RULES = (
             "x = x.cuda(non_blocking=True)"
         ),
         after=EXAMPLE_BINDING
-        + ("model = Net().to(DEVICE())\n" "x = x.to(DEVICE(), non_blocking=True)"),
+        + ("model = Net().to(_DEVICE())\n" "x = x.to(_DEVICE(), non_blocking=True)"),
         safety="Safe for no argument, integer literals, names that say they hold an "
         "index (`rank`, `local_rank`, `args.gpu`, `device_id`), an argparse option "
         "of `type=int`, and a name its function binds once to `torch.device(...)` "
@@ -48,16 +48,16 @@ RULES = (
         "`.is_cuda` only knows CUDA",
         Fix.SAFE,
         None,  # the binding alone, which adapts below torch 2.6
-        what='Rewrites `x.is_cuda` to `(x.device.type == DEVICE().type != "cpu")`. As '
+        what='Rewrites `x.is_cuda` to `(x.device.type == _DEVICE().type != "cpu")`. As '
         "what an `assert` checks (alone or in an `and` chain), it becomes "
-        "`x.device.type == DEVICE().type`: the tensor is where the program computes. "
+        "`x.device.type == _DEVICE().type`: the tensor is where the program computes. "
         "Inside a branch that runs only with an accelerator (`if torch.cuda."
-        "is_available():`) it is `x.device.type == DEVICE().type`. The test of an "
+        "is_available():`) it is `x.device.type == _DEVICE().type`. The test of an "
         "`if` around CUDA-only code (a CUDA-only library, a function of the "
         "program's named for CUDA such as `dtw_cuda(x)`) is kept and reported, and "
         "so is `.is_cuda` in a module that uses `PackedSequence` (which has "
         "`.is_cuda` but no `.device`).",
-        why='A plain `x.device.type == DEVICE().type` would call a CPU tensor "on the '
+        why='A plain `x.device.type == _DEVICE().type` would call a CPU tensor "on the '
         'accelerator" on a CPU-only machine; the `!= "cpu"` half keeps it false there. '
         "An assertion checks placement: on the CPU the tensor is where it should be, "
         "and the assertion must hold.",
@@ -72,7 +72,7 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "def place(x):\n"
-            '    if x.device.type == DEVICE().type != "cpu":\n'
+            '    if x.device.type == _DEVICE().type != "cpu":\n'
             "        ..."
         ),
         safety="Safe: the same truth value on CUDA and on CPU-only machines.",
@@ -87,10 +87,10 @@ RULES = (
         "`pin_memory()` raises on a machine without an accelerator",
         Fix.SAFE,
         None,  # the binding alone, which adapts below torch 2.6
-        what='Rewrites `x.pin_memory()` to `(x.pin_memory() if DEVICE().type != "cpu" '
-        "else x)` and `pin_memory=True` in tensor factories to `pin_memory=DEVICE().type "
+        what='Rewrites `x.pin_memory()` to `(x.pin_memory() if _DEVICE().type != "cpu" '
+        "else x)` and `pin_memory=True` in tensor factories to `pin_memory=_DEVICE().type "
         '!= "cpu"`. A factory pinned at once, `torch.randn(2).pin_memory()`, becomes '
-        '`torch.randn(2, pin_memory=DEVICE().type != "cpu")`; another call pinned as a '
+        '`torch.randn(2, pin_memory=_DEVICE().type != "cpu")`; another call pinned as a '
         "whole statement (`return Batch(x).pin_memory()`) is bound to a name first, "
         "so the receiver is written once. In a branch that already needs an "
         "accelerator (`if torch.cuda.is_available():`, a flag that picks the CUDA "
@@ -99,7 +99,7 @@ RULES = (
         "program would just have run slower.",
         before=("import torch\n" "\n" "batch = batch.pin_memory()"),
         after=EXAMPLE_BINDING
-        + 'batch = batch.pin_memory() if DEVICE().type != "cpu" else batch',
+        + 'batch = batch.pin_memory() if _DEVICE().type != "cpu" else batch',
         safety="Safe: only one branch of the conditional runs, so the receiver is "
         "evaluated once, as before.",
         valid=(
@@ -172,7 +172,7 @@ RULES = (
             "model.cuda()\n"
             "optimizer.step()"
         ),
-        after="model.to(DEVICE())\n"
+        after="model.to(_DEVICE())\n"
         "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)  # by hand\n"
         "optimizer.step()",
         safety="No automatic fix: where the optimizer is made is the program's order.",

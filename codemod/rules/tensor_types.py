@@ -17,16 +17,16 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="`torch.cuda.FloatTensor([1, 2])` becomes `torch.tensor([1, 2], "
-        "dtype=torch.float32, device=DEVICE())` and `torch.cuda.FloatTensor(2, 3)` "
-        "`torch.empty(2, 3, dtype=torch.float32, device=DEVICE())`; "
+        "dtype=torch.float32, device=_DEVICE())` and `torch.cuda.FloatTensor(2, 3)` "
+        "`torch.empty(2, 3, dtype=torch.float32, device=_DEVICE())`; "
         '`x.type(torch.cuda.FloatTensor)` (or `x.type("torch.cuda.FloatTensor")`) '
-        "becomes `x.to(DEVICE(), torch.float32)`; `isinstance(x, torch.cuda."
+        "becomes `x.to(_DEVICE(), torch.float32)`; `isinstance(x, torch.cuda."
         "FloatTensor)` becomes `(isinstance(x, torch.Tensor) and x.dtype == "
-        'torch.float32 and x.device.type == DEVICE().type != "cpu")`; '
+        'torch.float32 and x.device.type == _DEVICE().type != "cpu")`; '
         "`torch.set_default_tensor_type(torch.cuda.HalfTensor)` as a statement is "
-        'kept for CUDA behind `if DEVICE().type == "cuda":`, with `else:` '
+        'kept for CUDA behind `if _DEVICE().type == "cuda":`, with `else:` '
         "`torch.set_default_dtype(torch.float16)` and "
-        "`torch.set_default_device(DEVICE())`. Other uses (as a value, with arguments "
+        "`torch.set_default_device(_DEVICE())`. Other uses (as a value, with arguments "
         "that may be data or sizes, an integer default type) are reported.",
         why="The legacy constructors exist only for CUDA.",
         before=(
@@ -37,17 +37,17 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            "mask = torch.tensor([True, False], dtype=torch.bool, device=DEVICE())\n"
-            "half = mask.to(DEVICE(), torch.float16)"
+            "mask = torch.tensor([True, False], dtype=torch.bool, device=_DEVICE())\n"
+            "half = mask.to(_DEVICE(), torch.float16)"
         ),
         safety="Safe for list or tuple literals and integer sizes, for `.type()` of "
         "a tensor and for `isinstance` of a name. `.type()` of a tensor already on a "
-        "CUDA device other than the current one keeps it there, where `.to(DEVICE())` "
+        "CUDA device other than the current one keeps it there, where `.to(_DEVICE())` "
         "moves it to the current device (one GPU per process is unaffected). A "
         "receiver named like a module is reported: `nn.Module.type()` also casts "
         "integer buffers, which `.to()` leaves. `set_default_tensor_type` is unchanged "
         "on CUDA; elsewhere factory functions and modules make tensors of its dtype on "
-        "`DEVICE()`, but the legacy `torch.Tensor(...)` constructor ignores the default "
+        "`_DEVICE()`, but the legacy `torch.Tensor(...)` constructor ignores the default "
         "device (CPU tensors on an accelerator other than CUDA), and a later "
         "`set_default_tensor_type(torch.FloatTensor)` resets the dtype but not the "
         "device.",

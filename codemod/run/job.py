@@ -48,3 +48,4 @@ class Job:
     # file path -> what tests elsewhere patch in it (codemod.run.patch_targets)
     patched: "object" = None
     tied: tuple = ()  # the run's classes whose modules share a parameter (the same)
+    star: "object" = None  # file path -> what its star imports bring (the same)

@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from codemod.run.io import NotRegularError, read_pinned
 from codemod.run.pinned import LinkOnTheWay
+from codemod.run.star_exports import STAR, star_exports
 
 VIEW = ".torch.cuda."
 CUDA = "torch.cuda."
@@ -41,6 +42,7 @@ class RunFacts:
     tied: Tuple[Tuple[str, str, str, str], ...] = ()  # Options.tied_classes
     tests_read: int = 0  # the project's test files outside the run, read
     kept_for_them: int = 0  # files of the run that keep calls those tests patch
+    star: Dict[str, tuple] = field(default_factory=dict)  # Options.star_exports
 
 
 def read_run(files: Sequence[Path], tests=()) -> RunFacts:
@@ -54,10 +56,19 @@ def read_run(files: Sequence[Path], tests=()) -> RunFacts:
     run = {os.path.realpath(p): str(p) for p in files if p.suffix == ".py"}
     cuda = False  # whether a test could reach a call of the run
     read = 0  # the tests outside the run read
+    star: Dict[str, tuple] = {}
+    exports: Dict[str, object] = {}  # source file -> what its star import brings
     for number, path in enumerate(_then(files, tests, lambda: cuda)):
         read += number >= len(files)
         tree, data = _parsed(path)
         cuda = cuda or b"cuda" in data
+        if number < len(files) and b"cuda" in data and STAR.search(data):
+            index = _module_index(files) if index is None else index
+            whole = tree or _parse(data)
+            if whole is not None:
+                star[str(path)] = star_exports(
+                    whole, path, index, run, _parse_file, exports
+                )
         if tree is None:
             continue
         if number < len(files) and TIE.search(data):  # ties of the run's classes
@@ -81,7 +92,7 @@ def read_run(files: Sequence[Path], tests=()) -> RunFacts:
                 if number >= len(files):
                     outside.add(file)
     patched = {p: tuple(dict.fromkeys(pairs)) for p, pairs in found.items()}
-    return RunFacts(patched, tuple(tied), read, len(outside))
+    return RunFacts(patched, tuple(tied), read, len(outside), star)
 
 
 def _then(files: Sequence[Path], tests, wanted):
@@ -124,6 +135,11 @@ def _parse(data: bytes) -> Optional[ast.Module]:
         return ast.parse(data.decode("utf-8"))
     except (UnicodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _parse_file(path: Path) -> Optional[ast.Module]:
+    data = _read(path)
+    return None if data is None else _parse(data)
 
 
 def _parsed(path: Path):

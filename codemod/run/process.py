@@ -191,6 +191,9 @@ def _process_file(path: Path, display: str, job: Job) -> FileResult:
         job = replace(job, options=options)
     if job.tied:
         job = replace(job, options=replace(job.options, tied_classes=job.tied))
+    if job.star and str(path) in job.star:
+        options = replace(job.options, star_exports=job.star[str(path)])
+        job = replace(job, options=options)
     try:
         folder = Folder(path)  # pinned from read to rename: no link on the way
     except (OSError, LinkOnTheWay) as error:

@@ -6,7 +6,7 @@ the fix kind and the torch release the fix needs; a row carries its own where th
 fix of that name needs one), the replacement callee, the rewrite applied (a shape of
 ``shapes``), and, where the portable call raises on a machine without an accelerator
 while the CUDA call did not (or where the CUDA call crashed there too), the value the
-call takes on the CPU. Such calls are emitted behind ``DEVICE().type != "cpu"``
+call takes on the CPU. Such calls are emitted behind ``_DEVICE().type != "cpu"``
 (``cpu_guard``): inline as a conditional expression, or as a one-line ``if`` when the
 call is a statement of its own. Names with no portable equivalent are reported with
 advice.
@@ -25,7 +25,7 @@ Every choice was checked on CPU PyTorch 2.13 and on the simulated accelerator
   ``torch.accelerator.current_stream()``: what every accelerator implements) behind
   the guard, with torch.cpu's no-op stand-ins on the CPU (``torch.cpu.Stream()``,
   ``torch.cpu.Event()``: recording and waiting are no-ops; it cannot time, see TP307);
-- ``torch.get_device_module(DEVICE())`` is ``torch.cpu`` on the CPU, which has no
+- ``torch.get_device_module(_DEVICE())`` is ``torch.cpu`` on the CPU, which has no
   ``manual_seed*`` or rng state; another backend's module need not have them either.
 """
 

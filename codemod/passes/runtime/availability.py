@@ -44,7 +44,7 @@ from codemod.passes.runtime.tables import CUDA_ONLY_MODULES
 FALLBACK = (
     '`torch.cuda.is_available()` kept: with the "cuda" asked for, it takes the CPU '
     "fallback when CUDA is missing; widened, the fallback would no longer be taken "
-    "(choose the device from `DEVICE()` instead)"
+    "(choose the device from `_DEVICE()` instead)"
 )
 KEPT_EXIT = (
     "`torch.cuda.is_available()` kept: this early exit guards the rest of its block, "
@@ -223,7 +223,7 @@ class AvailabilityTests:
         AMP, which has a portable form), a `.cuda()`, a "cuda" string, a string
         naming a torch.cuda type, a CUDA-only library, or a function of the program's
         named for CUDA (`dtw_cuda(x)`); what runs only under
-        ``if DEVICE().type == "cuda":`` does not count."""
+        ``if _DEVICE().type == "cuda":`` does not count."""
         qualified_name = self.runtime.qualified_name
         for part in parts:
             if part is None:
@@ -260,9 +260,9 @@ class AvailabilityTests:
 
     def _outside_cuda_branches(self, node: cst.CSTNode):
         """``node`` and what is below it, but for the test and body of each ``if
-        DEVICE().type == "cuda":`` (its ``else`` included), of each ``X if
-        DEVICE().type == "cuda" else Y`` (its ``Y`` included) and the operands after
-        ``DEVICE().type == "cuda" and``: what the queries pass keeps for CUDA."""
+        _DEVICE().type == "cuda":`` (its ``else`` included), of each ``X if
+        _DEVICE().type == "cuda" else Y`` (its ``Y`` included) and the operands after
+        ``_DEVICE().type == "cuda" and``: what the queries pass keeps for CUDA."""
         device_name = self.runtime.context.device_name
         stack = [node]
         fallbacks = set()  # CUDA's disabled autocast, where there is no accelerator

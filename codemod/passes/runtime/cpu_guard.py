@@ -1,6 +1,6 @@
 """The guard the runtime pass emits around a call that raises (or means nothing)
-without an accelerator: ``(call if DEVICE().type != "cpu" else cpu)`` inline, or
-``if DEVICE().type != "cpu":`` over the call when it is a statement of its own;
+without an accelerator: ``(call if _DEVICE().type != "cpu" else cpu)`` inline, or
+``if _DEVICE().type != "cpu":`` over the call when it is a statement of its own;
 consecutive such ``if`` blocks merged, and a guarded figure divided by a constant
 (memory in MiB) hoisted under the guard."""
 
@@ -85,7 +85,7 @@ class CpuGuard:
         self.made: Set[cst.CSTNode] = set()  # the `if` statements emitted for guards
 
     def expression(self, original, call, cpu: str) -> cst.BaseExpression:
-        """``(call if DEVICE().type != "cpu" else cpu)``, parenthesized only if needed;
+        """``(call if _DEVICE().type != "cpu" else cpu)``, parenthesized only if needed;
         the call alone inside a branch that runs only with an accelerator."""
         runtime = self.runtime
         if runtime.in_accelerated_branch():
@@ -100,7 +100,7 @@ class CpuGuard:
         return node
 
     def cuda_only(self, original, call, other: str) -> cst.BaseExpression:
-        """``(call if DEVICE().type == "cuda" else other)``: the call kept for CUDA."""
+        """``(call if _DEVICE().type == "cuda" else other)``: the call kept for CUDA."""
         runtime = self.runtime
         quote = "'" if self.quotes and '"' in self.quotes[-1] else '"'
         node = runtime.expr(
@@ -155,13 +155,13 @@ class CpuGuard:
 
     # -- guarded statements ----------------------------------------------------
     def _guarded_statement(self, statement: cst.BaseSmallStatement):
-        """The call of ``call if DEVICE().type != "cpu" else ...`` as a statement."""
+        """The call of ``call if _DEVICE().type != "cpu" else ...`` as a statement."""
         if isinstance(statement, cst.Expr):
             return self.statements.get(statement.value)
         return None
 
     def _if(self, call: cst.BaseExpression, comment=None, **changes) -> cst.If:
-        """``if DEVICE().type != "cpu":`` over ``call`` (and its line's comment)."""
+        """``if _DEVICE().type != "cpu":`` over ``call`` (and its line's comment)."""
         line = cst.SimpleStatementLine([cst.Expr(call)])
         if comment is not None:
             line = line.with_changes(trailing_whitespace=comment)

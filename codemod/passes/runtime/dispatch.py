@@ -87,7 +87,7 @@ class CudaRuntime(AcceleratedBranches, Pass):
         self.repeated_seeds: Set[cst.Call] = set()
         self.removed: Set[cst.Call] = set()
         self.loops = Loops()  # calls that become a loop (``per_device``)
-        # What runs under `DEVICE().type == "cuda"` only (kept for CUDA by a first run).
+        # What runs under `_DEVICE().type == "cuda"` only (kept for CUDA by a first run).
         self.cuda_branch: Set[cst.CSTNode] = set()
         # Calls a `with` enters, bound to no name (`with torch.cuda.stream(s):`).
         self.with_items: Set[cst.CSTNode] = set()

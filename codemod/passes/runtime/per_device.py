@@ -47,7 +47,7 @@ def set_all_loop(
     runtime, states: cst.BaseExpression, guarded: bool
 ) -> cst.BaseStatement:
     """``for index, state in enumerate(states): <set_rng_state(state, index)>``, inside
-    ``if DEVICE().type != "cpu":`` when ``guarded``."""
+    ``if _DEVICE().type != "cpu":`` when ``guarded``."""
     taken = runtime.context.facts.identifiers
     index, state = free_name("device_index", taken), free_name("rng_state", taken)
     call = runtime.expr(SET_ONE.replace("{index}", index).replace("{state}", state))

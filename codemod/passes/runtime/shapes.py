@@ -73,7 +73,7 @@ UNKNOWN_STREAM = (
 )
 UNKNOWN_EVENT = (
     "`.elapsed_time()` of an object torchport cannot tell is a CUDA event: left as it "
-    'is; CPU events cannot time (use `... if DEVICE().type != "cpu" else float("nan")` '
+    'is; CPU events cannot time (use `... if _DEVICE().type != "cpu" else float("nan")` '
     "or a host timer)"
 )
 
@@ -91,7 +91,7 @@ def call(runtime, original, updated, row: Row, short: str):
     position), behind the guard when the row has a CPU value."""
     args = mapped_arguments(updated.args, catalog.PARAMS.get(row.name))
     if isinstance(args, str):  # not exact: said why
-        target = row.portable.format(torch="torch", device="DEVICE()")  # type: ignore
+        target = row.portable.format(torch="torch", device="_DEVICE()")  # type: ignore
         runtime.report(original, row.code, f"`torch.{short}(...)`: {args} ({target})")
         return updated
     if not runtime.applied(original, row.code, min_torch=row.min_torch):
@@ -302,7 +302,7 @@ def index_as_device(runtime, original, updated, row: Row, short: str):
 
 @shape("fork_rng")
 def fork_rng(runtime, original, updated, row: Row, short: str):
-    """``fork_rng(devices=...)``: ``device_type=DEVICE().type`` added, no devices on
+    """``fork_rng(devices=...)``: ``device_type=_DEVICE().type`` added, no devices on
     the CPU."""
     args = list(updated.args)
     keyword = {a.keyword.value: i for i, a in enumerate(args) if a.keyword}
@@ -373,7 +373,7 @@ def object_method(runtime, original, updated, row: Row, short: str):
 
 
 def _is_device_type(runtime, node: cst.CSTNode) -> bool:
-    """``DEVICE().type``, as the device-string rules write it."""
+    """``_DEVICE().type``, as the device-string rules write it."""
     return is_binding_type(node, runtime.context.device_name)
 
 

@@ -232,7 +232,9 @@ def plan_binding(
             return
         context.device_name = name  # lazy torch: each function has its own binding
         return
-    context.device_name = _fresh_name(context.options.device_name, tree, facts)
+    context.device_name = _fresh_name(
+        context.options.device_name, tree, facts, star_brought(tree, context)
+    )
     context.device_call = True
 
 
@@ -354,10 +356,16 @@ def _existing_import(tree: ast.Module, source: str, name: str) -> Optional[str]:
     return None
 
 
-def _fresh_name(preferred: str, tree: ast.Module, facts: ModuleFacts) -> str:
+def _fresh_name(
+    preferred: str, tree: ast.Module, facts: ModuleFacts, brought=()
+) -> str:
+    """``preferred``, else a variant, that the module binds and reads nowhere and
+    that no star import of it may bring (``brought``, see ``star_brought``)."""
     names = None
 
     def taken(name: str) -> bool:
+        if name in brought:
+            return True
         # The word list is cheap but also holds comments; confirm with the tree.
         nonlocal names
         if name not in facts.identifiers:
@@ -365,13 +373,45 @@ def _fresh_name(preferred: str, tree: ast.Module, facts: ModuleFacts) -> str:
         names = names if names is not None else _names(tree)
         return name in names
 
-    for candidate in (preferred, f"ACCELERATOR_{preferred}", f"TORCHPORT_{preferred}"):
+    if None in brought and not preferred.startswith("_"):
+        preferred = (
+            "_" + preferred
+        )  # a star import of an unread module: any public name
+    stem = preferred.lstrip("_")
+    lead = preferred[: len(preferred) - len(stem)]
+    for candidate in (
+        preferred,
+        f"{lead}ACCELERATOR_{stem}",
+        f"{lead}TORCHPORT_{stem}",
+    ):
         if not taken(candidate):
             return candidate
     n = 2
     while taken(f"{preferred}_{n}"):
         n += 1
     return f"{preferred}_{n}"
+
+
+def star_brought(tree: ast.Module, context: FileContext) -> set:
+    """The names this module's star imports may bring: those the run read of their
+    modules (``Options.star_exports``), and None for one the run did not read."""
+    read = dict(context.options.star_exports)
+    brought: set = set()
+    for node in _module_level(tree.body):
+        if isinstance(node, ast.ImportFrom) and node.names[0].name == "*":
+            names = read.get("." * node.level + (node.module or ""))
+            brought.update(names if names is not None else (None,))
+    return brought
+
+
+def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements run at module level (in ``if`` and ``try`` too), where a star
+    import may be."""
+    for stmt in body:
+        yield stmt
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                yield from _module_level(getattr(stmt, field, None) or ())
 
 
 def _names(tree: ast.Module) -> set:

@@ -1,4 +1,4 @@
-"""The device binding as text: the accessor torchport defines (``def DEVICE():``),
+"""The device binding as text: the accessor torchport defines (``def _DEVICE():``),
 the value by target torch, a reused variable's statement laid out as black would lay
 it out, and the ``device-import`` line.
 

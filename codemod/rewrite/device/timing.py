@@ -1,7 +1,7 @@
 """Where reading the device would ask for the accelerator earlier than the original
 program asked for CUDA.
 
-The binding is an accessor, asked on first use: ``DEVICE()`` queries the accelerator
+The binding is an accessor, asked on first use: ``_DEVICE()`` queries the accelerator
 where the rewritten code first reads the device. Where the original statement itself
 touched CUDA (``x.cuda()``, ``torch.cuda.synchronize()``, ``.to("cuda")``), reading the
 device there is exact. Where it did not (``device = "cuda"``, ``torch.device("cuda")``,

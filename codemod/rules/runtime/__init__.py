@@ -25,7 +25,7 @@ UNPORTED = Rule(
     "whose value only goes into text is TP315.)",
     why="They raise or mean nothing on other devices.",
     before=("import torch\n" "\n" "summary = torch.cuda.memory_summary()"),
-    after='if DEVICE().type == "cuda":  # by hand\n'
+    after='if _DEVICE().type == "cuda":  # by hand\n'
     "    summary = torch.cuda.memory_summary()",
     valid=(
         ("def report(cuda):\n" "    print(cuda.memory_summary())"),

@@ -74,16 +74,16 @@ RULES = (
         ACCELERATOR_TORCH,
         what="`current_device()` becomes `torch.accelerator.current_device_index()` and "
         "`set_device(i)` becomes `torch.accelerator.set_device_index(i)`, both behind "
-        '`DEVICE().type != "cpu"` (index 0 and a no-op on the CPU). Where the index is '
+        '`_DEVICE().type != "cpu"` (index 0 and a no-op on the CPU). Where the index is '
         "passed as a device (`device=`, `.to(...)`, `torch.device(...)`), "
-        "`current_device()` becomes `torch.device(DEVICE().type, "
-        "torch.accelerator.current_device_index())` (`DEVICE()` on the CPU) and "
+        "`current_device()` becomes `torch.device(_DEVICE().type, "
+        "torch.accelerator.current_device_index())` (`_DEVICE()` on the CPU) and "
         "`x.get_device()` becomes `x.device`.",
         why="The torch.accelerator calls raise without an accelerator.",
         before=("import torch\n" "\n" "torch.cuda.set_device(local_rank)"),
         after=EXAMPLE_BINDING
         + (
-            'if DEVICE().type != "cpu":\n'
+            'if _DEVICE().type != "cpu":\n'
             "    torch.accelerator.set_device_index(local_rank)"
         ),
         valid=(
@@ -109,7 +109,7 @@ RULES = (
         Fix.SAFE,
         DEVICE_INDEX_TORCH,
         what="`with torch.cuda.device(i):` becomes `with torch.accelerator.device_index("
-        'i if DEVICE().type != "cpu" else None):`.',
+        'i if _DEVICE().type != "cpu" else None):`.',
         why="`device_index(i)` raises without an accelerator; `device_index(None)` is a "
         "no-op.",
         before=(
@@ -117,7 +117,7 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            'with torch.accelerator.device_index(1 if DEVICE().type != "cpu" else None):\n'
+            'with torch.accelerator.device_index(1 if _DEVICE().type != "cpu" else None):\n'
             "    x = torch.ones(2)"
         ),
         valid=(
@@ -141,13 +141,13 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="Rewrites `torch.cuda.synchronize(device)` to "
-        '`torch.accelerator.synchronize(device)`, behind `DEVICE().type != "cpu"`.',
+        '`torch.accelerator.synchronize(device)`, behind `_DEVICE().type != "cpu"`.',
         why="`torch.accelerator.synchronize()` is what every accelerator implements "
         "(a backend's device module need not have `synchronize`); it raises without "
         "an accelerator, where there is nothing to wait for.",
         before=("import torch\n" "\n" "torch.cuda.synchronize()"),
         after=EXAMPLE_BINDING
-        + 'if DEVICE().type != "cpu":\n    torch.accelerator.synchronize()',
+        + 'if _DEVICE().type != "cpu":\n    torch.accelerator.synchronize()',
         valid=(
             ("import torch\n" "\n" "torch.cpu.synchronize()"),
             (
@@ -171,7 +171,7 @@ RULES = (
         ACCELERATOR_TORCH,
         what="`torch.cuda.Stream(...)` becomes `torch.Stream(...)` and "
         "`current_stream(device)` `torch.accelerator.current_stream(device)`, both "
-        'behind `DEVICE().type != "cpu"` (torch.cpu\'s no-op `Stream()` and '
+        'behind `_DEVICE().type != "cpu"` (torch.cpu\'s no-op `Stream()` and '
         "`current_stream()` on the CPU); `set_stream(s)` becomes "
         "`torch.accelerator.set_stream(s)` behind it. `with torch.cuda.stream(s):` "
         "becomes `with s:` (torch >= 2.7; `torch.cpu.stream(s)` on the CPU) where `s` "
@@ -179,7 +179,7 @@ RULES = (
         "attribute), which may be None, is entered where `s is not None`. On a stream known by its binding (made by one "
         "of these calls, in the same function, or an attribute always set so), "
         "`.synchronize()` and `.query()`, and `x.record_stream(stream)`, are kept for "
-        'accelerators: a statement goes behind `if DEVICE().type != "cpu":`, '
+        'accelerators: a statement goes behind `if _DEVICE().type != "cpu":`, '
         "`query()` is True on the CPU. `default_stream()` is reported: no "
         "accelerator API names the default stream.",
         why="torch.Stream and torch.accelerator's streams are what every accelerator "
@@ -198,10 +198,10 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            's = torch.Stream() if DEVICE().type != "cpu" else torch.cpu.Stream()\n'
-            'with s if DEVICE().type != "cpu" else torch.cpu.stream(s):\n'
+            's = torch.Stream() if _DEVICE().type != "cpu" else torch.cpu.Stream()\n'
+            'with s if _DEVICE().type != "cpu" else torch.cpu.stream(s):\n'
             "    x = torch.ones(2)\n"
-            'if DEVICE().type != "cpu":\n'
+            'if _DEVICE().type != "cpu":\n'
             "    s.synchronize()"
         ),
         valid=(
@@ -253,7 +253,9 @@ RULES = (
         + (
             "def timer():\n"
             "    start = (\n"
-            '        torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()\n'
+            "        torch.Event(enable_timing=True)\n"
+            '        if _DEVICE().type != "cpu"\n'
+            "        else torch.cpu.Event()\n"
             "    )\n"
             "    return start"
         ),
@@ -276,7 +278,7 @@ RULES = (
         "set so, or an element of a list or tuple of them that the function or "
         "module keeps to itself: `starts[i]`, `for s, e in zip(starts, ends)`, a "
         "comprehension over them, a list filled by `.append`) becomes "
-        '`(start.elapsed_time(end) if DEVICE().type != "cpu" else float("nan"))`. '
+        '`(start.elapsed_time(end) if _DEVICE().type != "cpu" else float("nan"))`. '
         "Other receivers are left alone (a host timer of the program's own), and "
         "reported where the module makes CUDA events and defines no `elapsed_time`.",
         why="CPU events have no timer. NaN says 'not measured' without crashing the "
@@ -298,16 +300,20 @@ RULES = (
         + (
             "def timed(step):\n"
             "    start = (\n"
-            '        torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()\n'
+            "        torch.Event(enable_timing=True)\n"
+            '        if _DEVICE().type != "cpu"\n'
+            "        else torch.cpu.Event()\n"
             "    )\n"
             "    end = (\n"
-            '        torch.Event(enable_timing=True) if DEVICE().type != "cpu" else torch.cpu.Event()\n'
+            "        torch.Event(enable_timing=True)\n"
+            '        if _DEVICE().type != "cpu"\n'
+            "        else torch.cpu.Event()\n"
             "    )\n"
             "    start.record()\n"
             "    step()\n"
             "    end.record()\n"
             "    end.synchronize()\n"
-            '    return start.elapsed_time(end) if DEVICE().type != "cpu" else float("nan")'
+            '    return start.elapsed_time(end) if _DEVICE().type != "cpu" else float("nan")'
         ),
         valid=(
             (
@@ -341,8 +347,8 @@ RULES = (
         "`torch.cuda.get_device_name()` only knows CUDA",
         Fix.UNSAFE,
         ACCELERATOR_TORCH,
-        what='Becomes `torch.cuda.get_device_name(...) if DEVICE().type == "cuda" else '
-        "DEVICE().type`: the call is kept for CUDA, and the device type names the "
+        what='Becomes `torch.cuda.get_device_name(...) if _DEVICE().type == "cuda" else '
+        "_DEVICE().type`: the call is kept for CUDA, and the device type names the "
         "device elsewhere.",
         why="No accelerator API names a device: torch.accelerator has no "
         "get_device_name, and a backend's device module need not have one (torch.mps "
@@ -350,8 +356,8 @@ RULES = (
         before=("import torch\n" "\n" "name = torch.cuda.get_device_name(0)"),
         after=EXAMPLE_BINDING
         + (
-            'name = torch.cuda.get_device_name(0) if DEVICE().type == "cuda" else '
-            "DEVICE().type"
+            'name = torch.cuda.get_device_name(0) if _DEVICE().type == "cuda" else '
+            "_DEVICE().type"
         ),
         valid=(
             (

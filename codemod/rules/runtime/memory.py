@@ -24,7 +24,7 @@ RULES = (
         "`memory_reserved`, `max_memory_reserved`, `memory_stats`, "
         "`reset_peak_memory_stats`, `reset_accumulated_memory_stats` (and the old "
         "`*_cached` names) become the `torch.accelerator` functions, behind "
-        '`DEVICE().type != "cpu"`: 0, `{}` or a no-op on the CPU, as torch.cuda was.',
+        '`_DEVICE().type != "cpu"`: 0, `{}` or a no-op on the CPU, as torch.cuda was.',
         why="The torch.accelerator memory functions raise without an accelerator.",
         before=(
             "import torch\n"
@@ -37,8 +37,8 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "def report():\n"
-            '    print(torch.accelerator.max_memory_allocated() if DEVICE().type != "cpu" else 0)\n'
-            '    if DEVICE().type != "cpu":\n'
+            '    print(torch.accelerator.max_memory_allocated() if _DEVICE().type != "cpu" else 0)\n'
+            '    if _DEVICE().type != "cpu":\n'
             "        torch.accelerator.empty_cache()"
         ),
         valid=(
@@ -63,7 +63,7 @@ RULES = (
         why="Both raise without an accelerator.",
         before=("import torch\n" "\n" "free, total = torch.cuda.mem_get_info()"),
         after=EXAMPLE_BINDING
-        + 'free, total = torch.accelerator.get_memory_info() if DEVICE().type != "cpu" else (0, 0)',
+        + 'free, total = torch.accelerator.get_memory_info() if _DEVICE().type != "cpu" else (0, 0)',
         valid=(
             (
                 "def mem_get_info():\n"

@@ -21,8 +21,8 @@ RULES = (
         "`get_device_capability`, `get_device_properties`, `mem_get_info`, "
         "`memory_summary`, the NVML readings, ...) that is an f-string field without "
         "a format spec, a positional argument of `print()`, or an argument a logging "
-        "call's message formats with `%s`/`%r`, becomes `<query> if DEVICE().type == "
-        '"cuda" else DEVICE().type`. The literal text around it is not touched.',
+        "call's message formats with `%s`/`%r`, becomes `<query> if _DEVICE().type == "
+        '"cuda" else _DEVICE().type`. The literal text around it is not touched.',
         why="These queries raise on the CPU and on every other accelerator, so a "
         "log line stopped the program there.",
         before=(
@@ -31,8 +31,8 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "print(\n"
-            '    f"running on {torch.cuda.get_device_name(0) if DEVICE().type == '
-            "'cuda' else DEVICE().type}\"\n"
+            '    f"running on {torch.cuda.get_device_name(0) if _DEVICE().type == '
+            "'cuda' else _DEVICE().type}\"\n"
             ")"
         ),
         valid=(
@@ -45,8 +45,8 @@ RULES = (
             ),
             EXAMPLE_BINDING
             + (
-                'print(f"GPU {torch.cuda.get_device_name(0) if DEVICE().type == '
-                "'cuda' else DEVICE().type}\")"
+                'print(f"GPU {torch.cuda.get_device_name(0) if _DEVICE().type == '
+                "'cuda' else _DEVICE().type}\")"
             ),
         ),
         safety="Safe: on CUDA the query runs as written, at the same moment (the "
@@ -64,7 +64,7 @@ RULES = (
         ACCELERATOR_TORCH,
         what="A comparison that reads `torch.cuda.get_device_capability()` (or an "
         "element of it) or `get_device_properties(i).major`/`.minor` becomes "
-        '`DEVICE().type == "cuda" and <comparison>`.',
+        '`_DEVICE().type == "cuda" and <comparison>`.',
         why="SM versions are NVIDIA's and reading them raises on every other device. "
         "No accelerator API answers the same question: "
         "`torch.accelerator.get_device_capability()` returns the supported dtypes "
@@ -77,7 +77,7 @@ RULES = (
         ),
         after=EXAMPLE_BINDING
         + (
-            'if DEVICE().type == "cuda" and torch.cuda.get_device_capability() >= (8, 0):\n'
+            'if _DEVICE().type == "cuda" and torch.cuda.get_device_capability() >= (8, 0):\n'
             '    print("tensor cores")'
         ),
         valid=(
@@ -99,8 +99,8 @@ RULES = (
         "`torch.cuda.is_bf16_supported()` answers False on every other accelerator",
         Fix.UNSAFE,
         ACCELERATOR_TORCH,  # the device binding's; get_autocast_dtype is 2.4's
-        what='Becomes `torch.cuda.is_bf16_supported() if DEVICE().type == "cuda" else '
-        'DEVICE().type != "cpu" and torch.get_autocast_dtype(DEVICE().type) == '
+        what='Becomes `torch.cuda.is_bf16_supported() if _DEVICE().type == "cuda" else '
+        '_DEVICE().type != "cpu" and torch.get_autocast_dtype(_DEVICE().type) == '
         "torch.bfloat16`: CUDA's check on CUDA, the accelerator's own autocast "
         "precision elsewhere.",
         why="A precision choice (`torch.bfloat16 if torch.cuda.is_bf16_supported() "
@@ -117,9 +117,9 @@ RULES = (
             "    torch.bfloat16\n"
             "    if (\n"
             "        torch.cuda.is_bf16_supported()\n"
-            '        if DEVICE().type == "cuda"\n'
-            '        else DEVICE().type != "cpu"\n'
-            "        and torch.get_autocast_dtype(DEVICE().type) == torch.bfloat16\n"
+            '        if _DEVICE().type == "cuda"\n'
+            '        else _DEVICE().type != "cpu"\n'
+            "        and torch.get_autocast_dtype(_DEVICE().type) == torch.bfloat16\n"
             "    )\n"
             "    else torch.float16\n"
             ")"

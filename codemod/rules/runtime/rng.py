@@ -60,7 +60,7 @@ RULES = (
         Fix.SAFE,
         ACCELERATOR_TORCH,
         what="`get_rng_state` and `set_rng_state` go through "
-        '`torch.get_device_module(DEVICE())`, behind `DEVICE().type != "cpu"` (`None` '
+        '`torch.get_device_module(_DEVICE())`, behind `_DEVICE().type != "cpu"` (`None` '
         "or a no-op on the CPU). `get_rng_state_all()` becomes a list of "
         "`get_rng_state(index)` over `torch.accelerator.device_count()` devices (empty "
         "on the CPU), and `set_rng_state_all(states)`, a statement of its own, a loop "
@@ -76,8 +76,8 @@ RULES = (
         + (
             "state = {\n"
             '    "cuda_rng": (\n'
-            "        torch.get_device_module(DEVICE()).get_rng_state()\n"
-            '        if DEVICE().type != "cpu"\n'
+            "        torch.get_device_module(_DEVICE()).get_rng_state()\n"
+            '        if _DEVICE().type != "cpu"\n'
             "        else None\n"
             "    )\n"
             "}"
@@ -101,7 +101,7 @@ RULES = (
         "`torch.random.fork_rng(devices=...)` forks CUDA generators only",
         Fix.SAFE,
         ACCELERATOR_TORCH,
-        what="Adds `device_type=DEVICE().type` and makes `devices` empty on the CPU.",
+        what="Adds `device_type=_DEVICE().type` and makes `devices` empty on the CPU.",
         why="Without `device_type`, fork_rng forks CUDA only; with "
         '`device_type="cpu"` and any device it raises.',
         before=(
@@ -113,7 +113,7 @@ RULES = (
         after=EXAMPLE_BINDING
         + (
             "with torch.random.fork_rng(\n"
-            '    devices=[0] if DEVICE().type != "cpu" else [], device_type=DEVICE().type\n'
+            '    devices=[0] if _DEVICE().type != "cpu" else [], device_type=_DEVICE().type\n'
             "):\n"
             "    noise = torch.randn(2)"
         ),
