@@ -25,7 +25,7 @@ class Options:
     selection: Selection = field(default_factory=Selection)
     device_import: Optional[str] = None  # e.g. "from myproj.runtime import DEVICE"
     # The imported name is a function that returns the device (an accessor, asked
-    # for it on first use): code reads it as ``DEVICE()``.
+    # for it on first use): code reads it as ``_DEVICE()``.
     device_import_call: bool = False
     # The project's line length ([tool.black]), also for what torchport lays out
     # itself when black does not run (the device binding).

@@ -63,7 +63,7 @@ class Rewrite:
     source: str
     code: str
     diagnostics: List[Diagnostic] = field(default_factory=list)
-    adds_accessor: bool = False  # the module gets an accessor of its own (DEVICE())
+    adds_accessor: bool = False  # the module gets an accessor of its own (_DEVICE())
 
     @property
     def changed(self) -> bool:
