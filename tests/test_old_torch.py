@@ -44,13 +44,13 @@ def test_binding_below_2_6_agrees_with_the_cuda_tests_the_module_keeps(target):
 
 
 ADAPTIVE = 'if hasattr(torch, "accelerator") and torch.accelerator.is_available():'
-PLAIN = 'import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n'
+PLAIN = "import torch\n\nx = torch.ones(2).cuda()\nprint(x.sum().item())\n"
 
 
 @pytest.mark.parametrize("target", [(2, 0), (2, 4), (2, 5)])
 def test_binding_below_2_6_adapts_to_the_torch_it_runs_on(target):
     result = rewrite_source(PLAIN, Options(target_torch=target))
-    assert ADAPTIVE in result.code and "x = torch.ones(2).to(DEVICE())" in result.code
+    assert ADAPTIVE in result.code and "x = torch.ones(2).to(_DEVICE())" in result.code
     assert not [d for d in result.diagnostics if d.code == "TP103"]
     assert too_new(result.code, target) == []  # its accelerator calls are guarded
     again = rewrite_source(result.code, Options(target_torch=target))
