@@ -193,8 +193,14 @@ def _cases():
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_SAMPLES))
 def test_builtin_samples_are_calls_of_the_original(name):
-    for args in BUILTIN_SAMPLES[name]:
-        eval(f"{name}({args})", {"torch": torch})
+    # The samples set autocast's process-wide state: put it back for later tests.
+    dtype, enabled = torch.get_autocast_gpu_dtype(), torch.is_autocast_enabled()
+    try:
+        for args in BUILTIN_SAMPLES[name]:
+            eval(f"{name}({args})", {"torch": torch})
+    finally:
+        torch.set_autocast_gpu_dtype(dtype)
+        torch.set_autocast_enabled(enabled)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
