@@ -74,9 +74,10 @@ def test_binding_never_goes_above_the_optional_import():
     assert code.count("import torch") == 1
 
 
-def test_lazy_import_used_outside_its_function_gets_a_module_binding():
+def test_lazy_import_used_outside_its_function_is_reported():
     # The use in helper() is not preceded by an import of torch in its function:
-    # a binding local to main() would not reach it.
+    # a binding local to main() would not reach it, and a module-level one would
+    # make the module need torch to import, which it did not.
     source = (
         "def main():\n"
         "    import torch\n"
@@ -86,10 +87,11 @@ def test_lazy_import_used_outside_its_function_gets_a_module_binding():
         "def helper(x):\n"
         "    return x.cuda()\n"
     )
-    code = rewrite_source(source, Options()).code
-    assert code.startswith("import functools\n\nimport torch\n")
-    assert code.index("def _DEVICE():") < code.index("def main")
-    compile(code, "<rewritten>", "exec")
+    result = rewrite_source(source, Options())
+    assert result.code == source
+    [left] = [d for d in result.diagnostics if not d.applied]
+    assert (left.line, left.code) == (7, "TP201")
+    assert "only inside functions" in left.message
 
 
 def test_second_run_reuses_a_binding_written_in_a_function():

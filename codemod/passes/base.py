@@ -25,6 +25,7 @@ from libcst.metadata import PositionProvider
 
 from codemod.model.noqa import noqa_lines
 from codemod.model.diagnostic import Diagnostic
+from codemod.passes.device_reads import TorchBound, device_read_fix
 from codemod.passes.imported import head_name
 from codemod.passes.names import ModuleFacts
 from codemod.passes.patched import patch_reason
@@ -34,11 +35,6 @@ from codemod.model.options import Options
 from codemod.rules import REGISTRY
 from codemod.model.applicability import decide
 from codemod.model.rule import Fix, Rule, TorchVersion
-
-EARLY_READ = (
-    "; the fix would ask for the accelerator here, where the original did not ask"
-    " for CUDA (at import time, or before a fork or a CUDA_VISIBLE_DEVICES write)"
-)
 
 
 def walk(node: cst.CSTNode):
@@ -109,6 +105,7 @@ class FileContext:
         # Statements where reading the device asks for the accelerator earlier than
         # the original asked for CUDA (codemod.rewrite.device.timing).
         self.early_reads: Set[Tuple[int, int]] = set()
+        self.torch_bound: Optional[TorchBound] = None  # None: bound on every line
         # Patches of torch.cuda in this file's tests (codemod.passes.patched):
         # (line, column) -> target, and the names whose calls stay as written.
         self.patches: Dict[Tuple[int, int], str] = {}
@@ -150,11 +147,6 @@ class FileContext:
         self.import_reports: Dict[str, Diagnostic] = {}
         self.import_uses: Dict[str, List[bool]] = {}
         self.suppressed_lines: Set[int] = set()  # lines of sites a noqa suppressed
-
-    def reads_early(self, line: int) -> bool:
-        """Whether reading the device at ``line`` would ask for the accelerator
-        earlier than the original asked for CUDA."""
-        return any(first <= line <= last for first, last in self.early_reads)
 
     @property
     def device_code(self) -> str:
@@ -306,9 +298,9 @@ class Pass(cst.CSTTransformer):
         if why is not None:
             fix, message = Fix.NONE, (message or rule.message) + why
         reads = rule.reads_device if reads_device is None else reads_device
-        if fix is Fix.SAFE and reads and self.context.reads_early(line):
-            fix = Fix.UNSAFE
-            message = (message or rule.message) + EARLY_READ
+        if reads:
+            message = message or rule.message
+            fix, message = device_read_fix(self.context, line, fix, message, node)
         shown = len(self.context.diagnostics)
         decided = self.context.decide(rule, line, col, message, fix, end, min_torch)
         self.changed |= decided
@@ -349,8 +341,8 @@ class Pass(cst.CSTTransformer):
         suppressed = self.context.suppressed(line, code)
         rule = REGISTRY[code]
         fix = rule.fix
-        if fix is Fix.SAFE and rule.reads_device and self.context.reads_early(line):
-            fix = Fix.UNSAFE
+        if rule.reads_device:
+            fix, _ = device_read_fix(self.context, line, fix, "", node)
         options, _, min_torch = site_options(self.context, line, rule, min_torch)
         return decide(
             rule, options, suppressed=suppressed, fix=fix, min_torch=min_torch

@@ -23,6 +23,13 @@ from codemod.rewrite.device.text import (
     binding_value,
 )
 from codemod.rewrite.device.cache import cache_binding
+from codemod.rewrite.device.optional import (
+    functions,
+    imports_torch,
+    last_import,
+    optional_torch_import,
+    torch_import_of,
+)
 from codemod.rules import REGISTRY
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,37 +52,6 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     )
 
 
-def _imports_torch(stmt: ast.stmt) -> bool:
-    """``import torch`` (not ``import torch as th``, not ``import torch.nn``)."""
-    return isinstance(stmt, ast.Import) and any(
-        alias.name == "torch" and alias.asname is None for alias in stmt.names
-    )
-
-
-def optional_torch_import(tree: ast.Module) -> Optional[ast.stmt]:
-    """The ``import torch`` inside a top-level ``try:`` (torch is optional), if the
-    module has no plain top-level one."""
-    if any(_imports_torch(stmt) for stmt in tree.body):
-        return None
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Try):
-            for inner in stmt.body:
-                if _imports_torch(inner):
-                    return inner
-    return None
-
-
-def functions(tree: ast.Module):
-    """Top-level functions and the methods of top-level classes."""
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield stmt
-        elif isinstance(stmt, ast.ClassDef):
-            for inner in stmt.body:
-                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    yield inner
-
-
 def _torch_imported_anywhere(tree: ast.Module) -> bool:
     """Some ``import torch`` or ``import torch.x`` binds the name, wherever it is."""
     return any(
@@ -87,15 +63,19 @@ def _torch_imported_anywhere(tree: ast.Module) -> bool:
 
 
 def lazy_torch_imports(
-    tree: ast.Module, uses: Sequence["Chunk"], device_name: str, lines: Sequence[str]
+    tree: ast.Module,
+    uses: Sequence["Chunk"],
+    context: "FileContext",
+    lines: Sequence[str],
 ) -> Optional[List[ast.stmt]]:
-    """When the module imports torch only inside functions: the ``import torch`` of
-    each function that uses the device and has no binding yet, provided every use
-    follows such an import in its own function (else None: the binding goes at
-    module level)."""
+    """When the module imports torch only inside functions: the ``import torch``
+    (as the passes name it) of each function that uses the device and has no
+    binding yet, provided every use follows such an import in its own function
+    (else None: the binding goes at module level)."""
+    device_name, torch_name = context.device_name, context.torch_name
     if any(
         isinstance(stmt, (ast.Import, ast.Try))
-        and any(_imports_torch(n) for n in ast.walk(stmt))
+        and any(imports_torch(n) for n in ast.walk(stmt))
         for stmt in tree.body
     ):
         return None
@@ -116,9 +96,9 @@ def lazy_torch_imports(
         )
         anchor = function and next(
             (
-                _torch_import_of(s)
+                torch_import_of(s, torch_name)
                 for s in function.body
-                if _torch_import_of(s)
+                if torch_import_of(s, torch_name)
                 and (
                     s.end_lineno < first
                     or (not first and _first_site_after(s, function, lines))
@@ -139,17 +119,9 @@ def _first_site_after(stmt: ast.stmt, function: ast.AST, lines: Sequence[str]) -
     return not any("cuda" in line.lower() for line in before)
 
 
-def _torch_import_of(stmt: ast.stmt) -> Optional[ast.stmt]:
-    """``stmt`` if it imports torch; the ``import torch`` of a ``try:`` it is (torch
-    optional in that function: ``except ImportError: return``)."""
-    if _imports_torch(stmt):
-        return stmt
-    if isinstance(stmt, ast.Try):
-        return next((s for s in stmt.body if _imports_torch(s)), None)
-    return None
-
-
 def _assigns(stmt: ast.stmt, name: str) -> bool:
+    if isinstance(stmt, ast.FunctionDef):  # the accessor
+        return stmt.name == name
     return isinstance(stmt, ast.Assign) and any(
         isinstance(t, ast.Name) and t.id == name for t in stmt.targets
     )
@@ -178,9 +150,10 @@ def insertions(
     if insert_binding and context.facts.torch_alias is None:
         optional = optional_torch_import(tree)
         if optional is not None:
-            cache = _cache_import(tree, lines, context, optional.end_lineno, newline)
-            return cache + [_in_block(optional, context, lines, newline)]
-        lazy = lazy_torch_imports(tree, uses, context.device_name, lines)
+            anchor = last_import(tree, optional)
+            cache = _cache_import(tree, lines, context, anchor.end_lineno, newline)
+            return cache + [_in_block(anchor, context, lines, newline)]
+        lazy = lazy_torch_imports(tree, uses, context, lines)
         if lazy is not None:
             context.cache_decorator = ""  # remade per call: nothing to remember
             return [_in_block(anchor, context, lines, newline) for anchor in lazy]

@@ -14,7 +14,13 @@ from typing import Iterator, Optional, Sequence, Tuple
 from codemod.model.versions import ACCELERATOR_TORCH
 from codemod.passes.base import FileContext
 from codemod.rewrite.device.cache import is_cache_decorator
-from codemod.rewrite.device.place import functions, optional_torch_import
+from codemod.rewrite.device.optional import (
+    functions,
+    lazy_torch_name,
+    optional_branch,
+    optional_torch_import,
+    torch_bound,
+)
 from codemod.rewrite.device.text import (
     FORK_SAFE_TORCH,
     DeviceImport,
@@ -194,7 +200,8 @@ def plan_binding(
     ``reuse=False``: a fresh binding, because the module's own device variable is
     not bound everywhere the rewrite would use it (see ``bound_before_uses``).
     """
-    context.torch_name = facts.torch_alias or "torch"
+    context.torch_name = facts.torch_alias or lazy_torch_name(tree) or "torch"
+    context.torch_bound = torch_bound(tree)
     initialising = context.options.target_torch < FORK_SAFE_TORCH
     context.early_reads = set(early_reads(tree, facts, initialising))
     context.binding_spans = list(_written_spans(tree, context))
@@ -292,14 +299,13 @@ def is_accessor(stmt: ast.stmt, context: FileContext) -> bool:
 
 def _nested_bindings(tree: ast.Module, context: FileContext):
     """Bindings torchport wrote where torch is bound other than at the top level:
-    (name, statement, None) in ``try: import torch``, (name, statement, function)
-    in a function that imports torch; an accessor or an assignment."""
+    (name, statement, None) in a block that imports torch (``try: import torch``,
+    ``if is_torch_available():``), (name, statement, function) in a function that
+    imports torch; an accessor or an assignment."""
     optional = optional_torch_import(tree)
     if optional is not None:
-        for stmt in tree.body:
-            if isinstance(stmt, ast.Try) and optional in stmt.body:
-                for name, binding in _bindings_in(stmt.body, context):
-                    yield name, binding, None
+        for name, binding in _bindings_in(optional_branch(tree, optional), context):
+            yield name, binding, None
     for function in functions(tree):
         for name, binding in _bindings_in(function.body, context):
             yield name, binding, function
