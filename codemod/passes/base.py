@@ -23,6 +23,7 @@ from typing import (
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from codemod.model.lines import Spans
 from codemod.model.noqa import noqa_lines
 from codemod.model.diagnostic import Diagnostic
 from codemod.passes.device_reads import TorchBound, device_read_fix
@@ -104,7 +105,7 @@ class FileContext:
         self.cache_decorator = ""  # the accessor's cache (device.cache), once placed
         # Statements where reading the device asks for the accelerator earlier than
         # the original asked for CUDA (codemod.rewrite.device.timing).
-        self.early_reads: Set[Tuple[int, int]] = set()
+        self.early_reads = Spans()
         self.torch_bound: Optional[TorchBound] = None  # None: bound on every line
         # Patches of torch.cuda in this file's tests (codemod.passes.patched):
         # (line, column) -> target, and the names whose calls stay as written.

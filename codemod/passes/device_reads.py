@@ -51,7 +51,7 @@ def device_read_fix(
     if bound is not None and not bound.holds(line):
         if not (bound.module_binding and _reads(node, context.torch_name)):
             return Fix.NONE, message + bound.why
-    early = any(first <= line <= last for first, last in context.early_reads)
+    early = line in context.early_reads
     if fix is Fix.SAFE and early:
         return Fix.UNSAFE, message + EARLY_READ
     return fix, message

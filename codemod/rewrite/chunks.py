@@ -16,7 +16,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Set, Tuple
 
-from codemod.model.lines import split_lines
+from codemod.model.lines import LineSet, split_lines
 from codemod.rewrite.linediff import opcodes
 
 Span = Tuple[int, int]  # first and last line, 1-based, inclusive
@@ -69,10 +69,6 @@ def _groups(body: Sequence[ast.stmt]) -> List[Tuple[Span, List[ast.stmt]]]:
         else:
             groups.append(((start, end), [stmt]))
     return groups
-
-
-def _hit(span: Span, lines: Set[int]) -> bool:
-    return any(span[0] <= line <= span[1] for line in lines)
 
 
 def _bodies(stmt: ast.stmt, lines: Sequence[str]) -> List[List[ast.stmt]]:
@@ -147,6 +143,8 @@ def _select(
     alone: Set[int] = frozenset(),
 ) -> List[Chunk]:
     chunks: List[Chunk] = []
+    # The hits of a statement in logarithmic time, not a scan of them all each.
+    ordered, whole_lines = LineSet(hits), LineSet(whole)
 
     def apart(members: Sequence[ast.stmt]) -> bool:
         """Never in a run: a compound statement (a run is for guards to share
@@ -162,13 +160,13 @@ def _select(
         run = False  # the last statement of this body became the last chunk
         groups = _groups(body)
         for index, (span, members) in enumerate(groups):
-            here = {line for line in hits if span[0] <= line <= span[1]}
+            here = ordered.between(*span)
             if not here:
                 run = False
                 continue
             enclosing = top or span
             bodies = _bodies(members[0], lines) if len(members) == 1 else []
-            if (top is None and _hit(span, whole)) or _function_needed(
+            if (top is None and whole_lines.any_between(*span)) or _function_needed(
                 members, top, {line for line in here if line in whole_function}
             ):
                 bodies = []  # a pass needs this statement whole

@@ -9,6 +9,7 @@ statement it is in. ``LazyMetadata`` resolves providers on first use and
 from __future__ import annotations
 
 import ast
+import itertools
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -82,7 +83,9 @@ class StatementPositions:
             self.stack.pop()
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        for statement in [*reversed(self.stack), *self.module.body]:
+        # The statements around the node first; the module's others are seldom
+        # reached (a list of them made for each node would be quadratic).
+        for statement in itertools.chain(reversed(self.stack), self.module.body):
             if node in self._computed:
                 break
             # A compound statement's header first: a site in a function's header

@@ -12,7 +12,10 @@ line. Where neither holds, the report keeps its line's place and its column.
 
 from __future__ import annotations
 
+import bisect
+from collections import Counter
 from dataclasses import replace
+from itertools import accumulate
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from codemod.model.diagnostic import Diagnostic
@@ -33,13 +36,17 @@ def in_output(
     ``mapping`` (line -> line) and the changed spans' ``outputs`` made of them."""
     new_lines = split_lines(code, False)
     moved = []
+    spans = sorted(outputs)  # the span of a line by bisection, not a scan of them all
+    starts = [start for start, _ in spans]
+    seen: Dict[Span, _Span] = {}  # each span's lines, and its texts, read once
     for d in diagnostics:
         line = mapping.get(d.line, d.line)
-        span = next((s for s in outputs if s[0] <= d.line <= s[1]), None)
+        index = bisect.bisect_right(starts, d.line) - 1
+        span = spans[index] if index >= 0 and d.line <= spans[index][1] else None
         found = None
         if span is not None:
             first = mapping.get(span[0], 0) - local_maps[span][1] + 1  # its output
-            found = _found(d, lines, new_lines, span, outputs[span], first, line)
+            found = _found(d, lines, new_lines, span, outputs[span], first, line, seen)
         if found is None:
             moved.append(replace(d, line=line))
             continue
@@ -59,15 +66,48 @@ def _text(d: Diagnostic, lines: Sequence[str]) -> str:
     return source[d.col - 1 :].rstrip()
 
 
-def _occurrences(text: str, lines: Sequence[str]) -> List[Tuple[int, int]]:
-    """(0-based line, 0-based column) of each occurrence of ``text`` in ``lines``."""
-    found = []
-    for number, line in enumerate(lines):
-        at = line.find(text)
+class _Span:
+    """A changed span's lines before and after, each side joined by newlines, and
+    each text's occurrences in them found once: a span of 5,000 statements is
+    searched once per text, not once per site in it."""
+
+    def __init__(self, before: List[str], after: List[str]) -> None:
+        self.sides = [_Side(before), _Side(after)]
+        self.texts: Dict[str, "_Occurrences"] = {}
+
+    def of(self, text: str) -> "_Occurrences":
+        if text not in self.texts:
+            self.texts[text] = _Occurrences(*(s.occurrences(text) for s in self.sides))
+        return self.texts[text]
+
+
+class _Side:
+    def __init__(self, lines: List[str]) -> None:
+        self.joined = "\n".join(lines)
+        self.starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+
+    def occurrences(self, text: str) -> List[Tuple[int, int]]:
+        """(0-based line, 0-based column) of each occurrence of ``text`` (no line
+        end in it), not overlapping."""
+        found = []
+        at = self.joined.find(text)
         while at >= 0:
-            found.append((number, at))
-            at = line.find(text, at + len(text))
-    return found
+            row = bisect.bisect_right(self.starts, at) - 1
+            found.append((row, at - self.starts[row]))
+            at = self.joined.find(text, at + len(text))
+        return found
+
+
+class _Occurrences:
+    """A text's occurrences before and after: in order, by place, and by line."""
+
+    def __init__(self, old: List[Tuple[int, int]], new: List[Tuple[int, int]]) -> None:
+        self.old, self.new = old, new
+        self.old_index = {place: k for k, place in enumerate(old)}
+        self.old_rows = Counter(row for row, _ in old)
+        self.new_by_row: Dict[int, List[int]] = {}
+        for row, col in new:
+            self.new_by_row.setdefault(row, []).append(col)
 
 
 def _found(
@@ -78,22 +118,24 @@ def _found(
     output: List[str],
     first: int,
     line: int,
+    seen: Dict[Span, _Span],
 ) -> Optional[Tuple[int, int]]:
     """(line, column) of the site in the new text, 1-based; None when unsure."""
     text = _text(d, lines)
     if not text.strip():
         return None
-    before = [line.rstrip("\r\n") for line in lines[span[0] - 1 : span[1]]]
-    after = split_lines("".join(output), False)
-    old = _occurrences(text, before)
-    new = _occurrences(text, after)
+    if span not in seen:
+        before = [line.rstrip("\r\n") for line in lines[span[0] - 1 : span[1]]]
+        seen[span] = _Span(before, split_lines("".join(output), False))
+    found = seen[span].of(text)
+    old, new = found.old, found.new
     place = (d.line - span[0], d.col - 1)
-    if place in old and len(old) == len(new):
-        row, col = new[old.index(place)]
+    if place in found.old_index and len(old) == len(new):
+        row, col = new[found.old_index[place]]
         candidate = (first + row, col + 1)
     else:  # the only one on its line, before and after
-        on_line = [c for r, c in new if first + r == line]
-        if len([p for p in old if p[0] == place[0]]) != 1 or len(on_line) != 1:
+        on_line = found.new_by_row.get(line - first, [])
+        if found.old_rows[place[0]] != 1 or len(on_line) != 1:
             return None
         candidate = (line, on_line[0] + 1)
     number, col = candidate

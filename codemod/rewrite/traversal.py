@@ -18,6 +18,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tupl
 
 import libcst as cst
 
+from codemod.model.lines import LineSet, Spans
 from codemod.rewrite.chunks import blocks
 from codemod.passes import kept_for_cuda
 from codemod.passes.base import FileContext, Pass
@@ -178,13 +179,14 @@ def outside(
     paired = list(pairs(module, statements))
     if any(node is None for node, _ in paired):
         return set()  # the trees disagree: visit everything
-    guards = [_span(group[0]) for _, group in paired if _is_guard(group, hits, lines)]
+    ordered = LineSet(hits)  # a statement's hits in logarithmic time
+    guards = Spans(
+        _span(group[0]) for _, group in paired if _is_guard(group, ordered, lines)
+    )
     skipped: Set[cst.CSTNode] = set()
     for node, group in paired:
         first, last = min(first_line_of(s) for s in group), max(_last(s) for s in group)
-        if any(first <= line <= last for line in hits):
-            continue
-        if any(start <= first <= end for start, end in guards):
+        if ordered.any_between(first, last) or first in guards:
             continue
         skipped.add(node)
     return skipped
@@ -215,19 +217,19 @@ _GUARD_TEST = re.compile(r"cuda|is_available")
 
 
 def _is_guard(
-    group: Sequence[ast.stmt], hits: Set[int], lines: Sequence[str] = ()
+    group: Sequence[ast.stmt], hits: LineSet, lines: Sequence[str] = ()
 ) -> bool:
     """An ``if``/``while`` with a hit in its own lines, not in its bodies', that
     tests CUDA or availability (every hit counts when ``lines`` is not given)."""
     if len(group) != 1 or not isinstance(group[0], (ast.If, ast.While)):
         return False
-    first, last = _span(group[0])
-    nested = [_span(s) for body in blocks(group[0]) for s in body]
+    here = hits.between(*_span(group[0]))
+    if not here:
+        return False
+    nested = Spans(_span(s) for body in blocks(group[0]) for s in body)
     return any(
-        first <= line <= last
-        and not any(a <= line <= b for a, b in nested)
-        and (not lines or _GUARD_TEST.search(lines[line - 1]))
-        for line in hits
+        line not in nested and (not lines or _GUARD_TEST.search(lines[line - 1]))
+        for line in here
     )
 
 

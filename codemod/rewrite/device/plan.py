@@ -26,11 +26,12 @@ from codemod.rewrite.device.text import (
     DeviceImport,
     accessor_lines,
 )
+from codemod.model.lines import Spans
 from codemod.rewrite.device.floor import keeps_cuda_tests
 from codemod.rewrite.device.fresh import fresh_name as _fresh_name
 from codemod.rewrite.device.fresh import module_names as _names
 from codemod.rewrite.device.fresh import star_brought
-from codemod.rewrite.device.timing import early_reads, in_spans
+from codemod.rewrite.device.timing import early_reads
 from codemod.passes.names import ModuleFacts
 
 
@@ -203,7 +204,7 @@ def plan_binding(
     context.torch_name = facts.torch_alias or lazy_torch_name(tree) or "torch"
     context.torch_bound = torch_bound(tree)
     initialising = context.options.target_torch < FORK_SAFE_TORCH
-    context.early_reads = set(early_reads(tree, facts, initialising))
+    context.early_reads = Spans(early_reads(tree, facts, initialising))
     context.binding_spans = list(_written_spans(tree, context))
     context.cuda_binding = context.options.target_torch < ACCELERATOR_TORCH and (
         keeps_cuda_tests(tree, facts)
@@ -222,7 +223,7 @@ def plan_binding(
             and not context.suppressed(stmt.lineno, "TP1")
             # Its own statement becomes the binding: exact only where it asked for
             # CUDA itself, or the moment changes nothing.
-            and not in_spans(stmt.lineno, context.early_reads)
+            and stmt.lineno not in context.early_reads
         ):
             candidates.append((index, name))
     accessor = next((s for s in tree.body if is_accessor(s, context)), None)

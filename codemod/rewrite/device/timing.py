@@ -188,14 +188,12 @@ def _block(
     function body, a script's ``__main__`` block), nested blocks included."""
     flat = list(_in_order(body))
     events = [(_touches(s, touch), _sensitive(s, touch)) for s in flat]
+    ahead = _ahead(events)
     for index, stmt in enumerate(flat):
         touches, _ = events[index]
         if not touches and not touched:
-            later = events[index + 1 :]
-            next_touch = next((i for i, (t, _) in enumerate(later) if t), None)
-            between = later if next_touch is None else later[:next_touch]
-            sensitive = any(s for _, s in between)
-            if sensitive or (import_time and next_touch is None):
+            sensitive, touch_later = ahead[index]
+            if sensitive or (import_time and not touch_later):
                 found.append(_header_span(stmt))
         # Once the block has touched CUDA, a later query changes nothing.
         touched = touched or touches
@@ -203,6 +201,22 @@ def _block(
             # A function runs when called: what its module touched before is no
             # proof for its body. A class body runs on, in its module's import.
             _block(inner, touch, found, inner_import, touched and inner_import)
+
+
+def _ahead(events: Sequence[Tuple[bool, bool]]) -> List[Tuple[bool, bool]]:
+    """Per statement: a sensitive one before the next touch?, a touch after it?"""
+    found: List[Tuple[bool, bool]] = (
+        []
+    )  # one pass from the end, not one look ahead each
+    sensitive = touch_later = False
+    for touches, is_sensitive in reversed(events):
+        found.append((sensitive, touch_later))
+        if touches:
+            sensitive, touch_later = False, True
+        else:
+            sensitive = sensitive or is_sensitive
+    found.reverse()
+    return found
 
 
 def _in_order(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
@@ -383,7 +397,3 @@ def _header_span(stmt: ast.stmt) -> Span:
     if not starts:
         return first, stmt.end_lineno or stmt.lineno
     return first, max(first, min(starts) - 1)
-
-
-def in_spans(line: int, spans: Set[Span]) -> bool:
-    return any(first <= line <= last for first, last in spans)

@@ -1,0 +1,91 @@
+"""torchport's cost grows linearly with its input, shape by shape.
+
+The shapes are ``scripts/growth.py``'s (a file of about N bytes that grows one way).
+Work is counted, not timed where a count exists: the calls made (Python functions
+and builtins, as ``sys.setprofile`` reports them) while a worker rewrites the file
+at N bytes and at 2N. Linear work doubles; a step that looks at every earlier
+statement again for each statement more than doubles it, and by more the larger N.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from codemod.model.options import Options
+from codemod.passes.names import ModuleFacts
+from codemod.run.job import WRITE, Job
+from codemod.run.process import process_source
+
+ROOT = Path(__file__).resolve().parent.parent
+_SPEC = importlib.util.spec_from_file_location("growth", ROOT / "scripts" / "growth.py")
+growth = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(growth)
+
+JOB = Job(WRITE, Options(target_torch=(2, 10)))
+LINEAR = 2.15  # the most that doubling the input may multiply the work by
+
+
+def calls(source: str) -> int:
+    """The calls made rewriting ``source`` (after a warm-up: imports are not counted)."""
+    process_source("warm.py", b"import torch\nx = torch.ones(1).cuda()\n", JOB)
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        result = process_source("shape.py", source.encode(), JOB)
+    finally:
+        sys.setprofile(None)
+    assert result.error is None and result.changed
+    return count
+
+
+def growth_of(shape: str, size: int) -> float:
+    make = growth.SHAPES[shape]
+    return calls(make(2 * size)) / calls(make(size))
+
+
+@pytest.mark.parametrize(
+    "shape, size",
+    [
+        ("assignments", 20_000),  # each statement judged for what follows it
+        ("sites", 6_000),  # one chunk of many statements, each reported and moved
+        ("device_strings", 6_000),  # each an early read of the device
+        ("one_function", 6_000),  # one function whose lines all hold sites
+        ("site_functions", 6_000),
+        ("guards", 3_000),
+    ],
+)
+def test_work_doubles_when_the_input_doubles(shape, size):
+    assert growth_of(shape, size) < LINEAR
+
+
+def _best_time(function, *args) -> float:
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        function(*args)
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def test_module_facts_grow_linearly_with_the_statements():
+    """Read once per statement, the names bound so far were copied for each (a C
+    loop, which no count of calls sees): timed, with a generous bound (linear is
+    2, that copy made it 4)."""
+    small, large = (
+        (ast.parse(text), text)
+        for text in (growth.assignments(100_000), growth.assignments(200_000))
+    )
+    ratio = _best_time(ModuleFacts.of, *large) / _best_time(ModuleFacts.of, *small)
+    assert ratio < 3
