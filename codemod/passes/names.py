@@ -82,9 +82,7 @@ class ModuleFacts:
         scoped: Dict[str, List[Tuple[int, int]]] = {}  # bound in a function or class
         while stack:
             node, scope = stack.pop()
-            # The node's own bindings go to a set of their own: a copy of every
-            # name bound so far, made for each statement, is quadratic.
-            before, facts.bound = facts.bound, set()
+            before, facts.bound = facts.bound, set()  # not a copy each: quadratic
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
