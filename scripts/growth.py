@@ -110,7 +110,7 @@ def docstring(size: int) -> str:
     """A module docstring, then a site."""
     return _repeat(
         '"""Docs.\n',
-        lambda i: "about .cuda() calls\n",
+        lambda i: "about the calls\n",
         size,
         '"""\n' + "import torch\n\n" + SITE,
     )
@@ -184,7 +184,7 @@ def main() -> None:
     import tempfile
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=40_000, help="N, in bytes")
+    parser.add_argument("--size", type=int, default=8_000, help="N, in bytes")
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--mode", choices=("write", "diff"), default="write")
     parser.add_argument("--no-format", action="store_true")

@@ -13,6 +13,7 @@ import ast
 import importlib.util
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ import pytest
 from codemod.model.options import Options
 from codemod.passes.names import ModuleFacts
 from codemod.run.job import WRITE, Job
-from codemod.run.process import process_source
+from codemod.run.process import process_source, too_much
 
 ROOT = Path(__file__).resolve().parent.parent
 _SPEC = importlib.util.spec_from_file_location("growth", ROOT / "scripts" / "growth.py")
@@ -89,3 +90,65 @@ def test_module_facts_grow_linearly_with_the_statements():
     )
     ratio = _best_time(ModuleFacts.of, *large) / _best_time(ModuleFacts.of, *small)
     assert ratio < 3
+
+
+def _calls_of(function, *args) -> int:
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        function(*args)
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def test_a_long_string_is_scanned_for_the_bounds_in_little_memory():
+    """The bounds' scan found a string's end with one pattern over its whole body,
+    which keeps a backtracking entry per character: 120 bytes of memory for each
+    byte of a docstring (6.2 GB for 50 MB)."""
+    source = growth.docstring(2_000_000)
+    tracemalloc.start()
+    try:
+        too_much(source)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * len(source)
+
+
+def test_a_run_of_comment_lines_is_scanned_for_the_bounds_in_one_step():
+    """Comment lines are passed over up to the next line of code in one search: the
+    scan's work does not grow with them (it took a step a line)."""
+    small, large = (growth.comments(n) for n in (200_000, 400_000))
+    assert _calls_of(too_much, large) < 1.1 * _calls_of(too_much, small)
+
+
+_M = 100_000  # codemod.run.limits.MAX_STATEMENT_CHARS
+
+
+@pytest.mark.parametrize(
+    "text, statement",
+    [
+        ("x = 1  # " + "c" * _M + " cuda\n", "line 1 is 100,015"),
+        ("import torch\n# " + "cuda" * 30000 + "\ny = 2\n", "line 2 is 120,003"),
+        ("x = (1,\n" + "# cuda\n" * 30000 + ")\n", "lines 1-30002 is 210,010"),
+        ("# cuda\n" * 30000 + "x = 1\n", None),
+        ("x = 1\n" + "# cuda\n" * 20000 + "# " + "cuda" * 30000, "line 20002 is"),
+        ("x = 1\n# c\n\r  y = '''\n" + "cuda\n" * 30000 + "'''\n", "lines 3-30004 is"),
+    ],
+    ids=["trailing", "own-line", "in-brackets", "short-lines", "at-end", "carriage"],
+)
+def test_runs_of_comments_bound_the_statements_they_did(text, statement):
+    """A run of comment lines is one step of the scan, and still each of its lines
+    is a logical line of its own (one inside brackets is part of the statement)."""
+    problem = too_much(text)
+    if statement is None:
+        assert problem is None
+    else:
+        assert f"the statement on {statement}" in problem

@@ -30,11 +30,15 @@ MAX_STATEMENT_CHARS = 100_000
 
 # What the scan stops at: a comment, or the start of a string (its prefix, quote).
 _NEXT = re.compile(r"""#|(?:(?<![\w])([rRbBuUfFtT]{1,2}))?('''|\"\"\"|'|")""")
-_STRING_END = {  # the rest of a string, from after its opening quote
-    "'''": re.compile(r"(?:[^\\']|\\.|'(?!''))*'''", re.DOTALL),
-    '"""': re.compile(r'(?:[^\\"]|\\.|"(?!""))*"""', re.DOTALL),
-    "'": re.compile(r"(?:[^\\'\n]|\\.|\\\n)*(?:'|$)", re.MULTILINE),
-    '"': re.compile(r'(?:[^\\"\n]|\\.|\\\n)*(?:"|$)', re.MULTILINE),
+# What can end a string, from after its opening quote: a backslash escapes the next
+# character; a one-quote string also ends (unclosed) at its line's end. Found one at
+# a time: a pattern for the whole body (``(?:[^\\"]|\\.)*"``) keeps a backtracking
+# entry per character, 1.4 GB for a 10 MB docstring.
+_STRING_STOP = {
+    "'''": re.compile(r"\\|'''"),
+    '"""': re.compile(r'\\|"""'),
+    "'": re.compile(r"\\|'|\n"),
+    '"': re.compile(r'\\|"|\n'),
 }
 # Everything but a bracket (non-ASCII text in code or a field included).
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
@@ -42,12 +46,18 @@ _STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 # In code: a bracket, a line continuation, or the end of a line.
 _BREAK = re.compile(r"[()\[\]{}]|\\\r?\n|\n")
 
+# The start of a line that holds code: not blank, not only a comment.
+_CODE_LINE = re.compile(r"^[ \t\f\r]*[^ \t\f\r#\n]", re.MULTILINE)
+
 CODE, STRING, FIELDS = "code", "string", "fields"  # FIELDS: an f- or t-string
+COMMENTS = "comments"  # a comment and the comment and blank lines after it
 
 
 def _pieces(text: str) -> Iterator[Tuple[int, int, str]]:
-    """(start, end, kind) of the code, strings and f-strings of ``text``, in order;
-    comments are left out."""
+    """(start, end, kind) of the code, strings and f-strings of ``text``, in order,
+    and of its runs of comments: a comment with the comment and blank lines after
+    it, up to the next line of code, found in one search (a file of comments costs
+    no step per line)."""
     position, size = 0, len(text)
     while position < size:
         found = _NEXT.search(text, position)
@@ -58,13 +68,31 @@ def _pieces(text: str) -> Iterator[Tuple[int, int, str]]:
             yield position, found.start(), CODE
         if found.group() == "#":
             end = text.find("\n", found.end())
-            position = size if end < 0 else end
+            code = _CODE_LINE.search(text, end + 1) if end >= 0 else None
+            position = size if code is None else code.start()
+            yield found.start(), position, COMMENTS
             continue
         prefix, quote = (found.group(1) or "").lower(), found.group(2)
-        body_end = _STRING_END[quote].match(text, found.end())
-        position = body_end.end() if body_end else size
+        position = _string_end(text, found.end(), quote)
         kind = FIELDS if "f" in prefix or "t" in prefix else STRING
         yield found.start(), position, kind
+
+
+def _string_end(text: str, position: int, quote: str) -> int:
+    """Where the string whose body starts at ``position`` ends: past its closing
+    quote, at the end of its line for an unclosed one-quote string, else at the
+    end of ``text``."""
+    stop = _STRING_STOP[quote]
+    while True:
+        found = stop.search(text, position)
+        if found is None:
+            return len(text)
+        if found.group() == "\\":
+            position = found.end() + 1  # the escaped character, whatever it is
+        elif found.group() == "\n":
+            return found.start()
+        else:
+            return found.end()
 
 
 def nesting_problem(text: str) -> Optional[str]:
@@ -75,7 +103,7 @@ def nesting_problem(text: str) -> Optional[str]:
         return None
     depth = 0
     for start, end, kind in _pieces(text):
-        if kind == STRING:
+        if kind in (STRING, COMMENTS):
             continue
         after, deepest, at = _through(text[start:end], depth)
         if deepest > MAX_BRACKET_DEPTH:
@@ -134,6 +162,14 @@ def _long_logical_lines(text: str) -> Iterator[Tuple[int, int]]:
     end at a newline outside brackets, strings and comments, not after a ``\\``."""
     start, depth = 0, 0
     for piece_start, piece_end, kind in _pieces(text):
+        if kind == COMMENTS and depth == 0:  # each of its lines is a logical line
+            first = text.find("\n", piece_start, piece_end) + 1
+            if first:  # the line the run starts on may start before it
+                if first - start > MAX_STATEMENT_CHARS:
+                    yield start, first
+                start = text.rfind("\n", piece_start, piece_end) + 1
+                yield from _long_lines(text, first, start)
+            continue
         if kind != CODE:
             continue
         for found in _BREAK.finditer(text, piece_start, piece_end):
@@ -148,3 +184,16 @@ def _long_logical_lines(text: str) -> Iterator[Tuple[int, int]]:
                 start = found.end()
     if len(text) - start > MAX_STATEMENT_CHARS:
         yield start, len(text)
+
+
+def _long_lines(text: str, start: int, end: int) -> Iterator[Tuple[int, int]]:
+    """(start, end) of each line from ``start`` up to ``end`` (just past a line's
+    end) longer than the bound, found a window of the bound's size at a time."""
+    while start < end:
+        window = text.rfind("\n", start, min(start + MAX_STATEMENT_CHARS, end))
+        if window < 0:  # no line ends in the window: its first line is long
+            line_end = text.find("\n", start, end) + 1
+            yield start, line_end
+            start = line_end
+        else:  # every line that ends in the window is short
+            start = window + 1
