@@ -207,6 +207,22 @@ def _disabled(call: ast.Call) -> bool:
     )
 
 
+def _reached(node: ast.AST, parents: dict, module: "_Module") -> bool:
+    """False where a test the CPU-only host evaluates sends control past ``node``:
+    the branch of an ``if`` or a conditional expression that is not taken there
+    (``nullcontext() if device_type == "cpu" else torch.autocast(device_type)``)."""
+    child, parent = node, parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+            test = module.value(parent.test)
+            if test is not UNKNOWN:
+                body = parent.body if isinstance(parent.body, list) else [parent.body]
+                if bool(test) != any(child is b for b in body):
+                    return False
+        child, parent = parent, parents.get(id(parent))
+    return True
+
+
 def cpu_autocasts(source: str) -> int:
     """AMP calls of ``source`` that run enabled on the CPU on a CPU-only host."""
     try:
@@ -214,9 +230,12 @@ def cpu_autocasts(source: str) -> int:
     except (SyntaxError, ValueError):
         return 0
     module = _Module(tree)
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     count = 0
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or _disabled(node):
+            continue
+        if not _reached(node, parents, module):
             continue
         name = _dotted(node.func, module.aliases)
         if name in _FIXED:

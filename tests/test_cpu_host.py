@@ -56,6 +56,18 @@ MODULES = {
         'device_type = "cuda" if torch.cuda.is_available() else "cpu"\n'
         "amp = torch.autocast(device_type)\n"
     ),
+    "branch the host does not take": (
+        "import contextlib, torch\n"
+        'device_type = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        'amp = contextlib.nullcontext() if device_type == "cpu"'
+        " else torch.autocast(device_type)\n"
+    ),
+    "branch the host takes": (
+        "import contextlib, torch\n"
+        'device_type = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        'amp = torch.autocast(device_type) if device_type == "cpu"'
+        " else contextlib.nullcontext()\n"
+    ),
     "cuda scaler": "import torch\namp = torch.cuda.amp.GradScaler()\n",
     "default scaler": "import torch\namp = torch.amp.GradScaler()\n",
     "accessor scaler": ACCESSOR + "amp = torch.amp.GradScaler(_DEVICE().type)\n",
