@@ -152,3 +152,18 @@ def test_runs_of_comments_bound_the_statements_they_did(text, statement):
         assert problem is None
     else:
         assert f"the statement on {statement}" in problem
+
+
+@pytest.mark.slow
+def test_data_beside_a_site_costs_memory_in_proportion_to_its_size():
+    """``ast`` read every item of the literal, 460 bytes of memory for each byte of
+    ``DATA = [1, 1, ...]``; the data it does not read costs a few copies of it."""
+    source = growth.data_literal(2_000_000)
+    process_source("warm.py", b"import torch\nx = torch.ones(1).cuda()\n", JOB)
+    tracemalloc.start()
+    try:
+        result = process_source("data.py", source.encode(), JOB)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.changed and peak < 40 * len(source)

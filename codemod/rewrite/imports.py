@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from codemod.model.lines import split_lines
+from codemod.rewrite import standin
 from codemod.rewrite.chunks import blocks, splice
 from codemod.passes.names import dotted_name
 
@@ -21,13 +22,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from codemod.passes.base import FileContext
 
 
-def remove_unused(code: str, context: "FileContext", mapping: Dict[int, int]) -> str:
+def remove_unused(
+    code: str, context: "FileContext", mapping: Dict[int, int], aside=frozenset()
+) -> str:
     """The imports passes scheduled (``Pass.drop_import_if_unused``), if nothing
     references them any more. This needs the whole module and a scope analysis, so
     it runs only in the few files where a pass asked."""
     if not context.unused_imports:
         return code
-    quick = _remove_quickly(code, context, mapping)
+    quick = _remove_quickly(code, context, mapping, aside)
     if quick is not None:
         return quick
     import libcst as cst
@@ -88,7 +91,7 @@ def remove_unused(code: str, context: "FileContext", mapping: Dict[int, int]) ->
 
 
 def _remove_quickly(
-    code: str, context: "FileContext", mapping: Dict[int, int]
+    code: str, context: "FileContext", mapping: Dict[int, int], aside=frozenset()
 ) -> Optional[str]:
     """``remove_unused`` without parsing the whole module with libcst, where ``ast``
     proves each name unused: an import whose name no code reads (no ``Name``,
@@ -96,7 +99,7 @@ def _remove_quickly(
     and blank lines libcst gives it, goes through libcst's import remover; None
     (not proven) leaves the whole-module way to decide."""
     try:
-        tree = ast.parse(code)
+        tree = ast.parse(standin.view(code, aside))  # ``aside``: the input's data
     except (SyntaxError, ValueError):
         return None
     read: Set[str] = set()

@@ -33,7 +33,7 @@ from codemod.model.lines import split_lines
 from codemod.passes import PASSES
 from codemod.passes.base import FileContext, Options, Pass
 from codemod.passes.imported import SETTLED, settled_imports
-from codemod.rewrite import chunks, fstrings, grammar, imports, relocate
+from codemod.rewrite import chunks, fstrings, grammar, imports, relocate, standin
 from codemod.rewrite.checks import (  # noqa: F401  (RoundTripError: raised for callers)
     RewriteError,
     RoundTripError,
@@ -83,6 +83,7 @@ class Located:
     hits: Set[int]  # lines that can hold a site
     whole: Set[int]  # lines whose top-level statement a pass must see
     function: Set[int]  # lines whose function a pass must see
+    aside: Set[str] = field(default_factory=set)  # data ast did not read (standin)
     parses: Dict[str, Optional[cst.Module]] = field(default_factory=dict)  # by text
 
 
@@ -126,7 +127,8 @@ def locate(source: str, passes: Sequence[Type[Pass]]) -> Optional[Located]:
     if not active:
         return None
     try:
-        tree = grammar.parse(source)  # ast, or libcst for newer grammar
+        view, aside = standin.read(source)  # bulky data: ast reads a stand-in
+        tree = grammar.parse(view)  # ast, or libcst for newer grammar
     except ValueError as error:  # NUL bytes
         raise ParseError(str(error)) from None
     lines = split_lines(source)
@@ -136,7 +138,7 @@ def locate(source: str, passes: Sequence[Type[Pass]]) -> Optional[Located]:
     functions = [p.FUNCTION_CONTEXT for p in active]
     function = context_lines(source, lines, ends, functions, facts)
     hits = hit_lines(source, ends, active, facts) | whole | function
-    return Located(source, tree, lines, facts, active, hits, whole, function)
+    return Located(source, tree, lines, facts, active, hits, whole, function, aside)
 
 
 def chunks_of(located: Located, context: FileContext):
@@ -339,7 +341,7 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     added = place.insertions(located.tree, lines, context, visit.device_uses, newline)
     code, mapping = _assemble(lines, visit.outputs, visit.local_maps, added)
-    code = imports.remove_unused(code, context, mapping)
+    code = imports.remove_unused(code, context, mapping, located.aside)
     diagnostics = context.diagnostics
     if context.import_reports:  # imports whose uses are all ported: they run
         settled = settled_imports(context.import_reports, context.import_uses)
@@ -350,7 +352,7 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
     diagnostics = sorted(diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != source:
         names = ", ".join(p.__name__ for p in located.passes)
-        check_valid(code, names, mapping)
+        check_valid(standin.view(code, located.aside), names, mapping)
         if positions == "output":
             diagnostics = relocate.in_output(
                 diagnostics, lines, code, mapping, visit.outputs, visit.local_maps

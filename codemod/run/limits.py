@@ -23,76 +23,18 @@ import re
 from itertools import accumulate
 from typing import Iterator, Optional, Tuple
 
+from codemod.model.pieces import CODE, COMMENTS, STRING
+from codemod.model.pieces import pieces as _pieces
 from codemod.run.prefilter import PREFILTER
 
 MAX_BRACKET_DEPTH = 200  # CPython's MAXLEVEL
 MAX_STATEMENT_CHARS = 100_000
 
-# What the scan stops at: a comment, or the start of a string (its prefix, quote).
-_NEXT = re.compile(r"""#|(?:(?<![\w])([rRbBuUfFtT]{1,2}))?('''|\"\"\"|'|")""")
-# What can end a string, from after its opening quote: a backslash escapes the next
-# character; a one-quote string also ends (unclosed) at its line's end. Found one at
-# a time: a pattern for the whole body (``(?:[^\\"]|\\.)*"``) keeps a backtracking
-# entry per character, 1.4 GB for a 10 MB docstring.
-_STRING_STOP = {
-    "'''": re.compile(r"\\|'''"),
-    '"""': re.compile(r'\\|"""'),
-    "'": re.compile(r"\\|'|\n"),
-    '"': re.compile(r'\\|"|\n'),
-}
 # Everything but a bracket (non-ASCII text in code or a field included).
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 _STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 # In code: a bracket, a line continuation, or the end of a line.
 _BREAK = re.compile(r"[()\[\]{}]|\\\r?\n|\n")
-
-# The start of a line that holds code: not blank, not only a comment.
-_CODE_LINE = re.compile(r"^[ \t\f\r]*[^ \t\f\r#\n]", re.MULTILINE)
-
-CODE, STRING, FIELDS = "code", "string", "fields"  # FIELDS: an f- or t-string
-COMMENTS = "comments"  # a comment and the comment and blank lines after it
-
-
-def _pieces(text: str) -> Iterator[Tuple[int, int, str]]:
-    """(start, end, kind) of the code, strings and f-strings of ``text``, in order,
-    and of its runs of comments: a comment with the comment and blank lines after
-    it, up to the next line of code, found in one search (a file of comments costs
-    no step per line)."""
-    position, size = 0, len(text)
-    while position < size:
-        found = _NEXT.search(text, position)
-        if found is None:
-            yield position, size, CODE
-            return
-        if found.start() > position:
-            yield position, found.start(), CODE
-        if found.group() == "#":
-            end = text.find("\n", found.end())
-            code = _CODE_LINE.search(text, end + 1) if end >= 0 else None
-            position = size if code is None else code.start()
-            yield found.start(), position, COMMENTS
-            continue
-        prefix, quote = (found.group(1) or "").lower(), found.group(2)
-        position = _string_end(text, found.end(), quote)
-        kind = FIELDS if "f" in prefix or "t" in prefix else STRING
-        yield found.start(), position, kind
-
-
-def _string_end(text: str, position: int, quote: str) -> int:
-    """Where the string whose body starts at ``position`` ends: past its closing
-    quote, at the end of its line for an unclosed one-quote string, else at the
-    end of ``text``."""
-    stop = _STRING_STOP[quote]
-    while True:
-        found = stop.search(text, position)
-        if found is None:
-            return len(text)
-        if found.group() == "\\":
-            position = found.end() + 1  # the escaped character, whatever it is
-        elif found.group() == "\n":
-            return found.start()
-        else:
-            return found.end()
 
 
 def nesting_problem(text: str) -> Optional[str]:
