@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from codemod.model.options import Options
-from codemod.passes.names import ModuleFacts
+from codemod.passes.names import ModuleFacts, device_flags
 from codemod.run.job import WRITE, Job
 from codemod.run.process import process_source, too_much
 
@@ -53,6 +53,7 @@ def calls(source: str) -> int:
 
 def growth_of(shape: str, size: int) -> float:
     make = growth.SHAPES[shape]
+    calls(make(size // 4))  # what the shape sets up once (black, caches)
     return calls(make(2 * size)) / calls(make(size))
 
 
@@ -69,6 +70,14 @@ def growth_of(shape: str, size: int) -> float:
 )
 def test_work_doubles_when_the_input_doubles(shape, size):
     assert growth_of(shape, size) < LINEAR
+
+
+@pytest.mark.parametrize("shape", ["comments", "docstring"])
+def test_lines_outside_the_statements_and_in_a_string_cost_no_step_each(shape):
+    """Comment lines between statements, and the lines of a docstring, are copied
+    as a run and searched as part of one text: no call a line (hits were looked up
+    a line at a time, and the output put together a line at a time)."""
+    assert growth_of(shape, 100_000) < 1.2
 
 
 def _best_time(function, *args) -> float:
@@ -167,3 +176,33 @@ def test_data_beside_a_site_costs_memory_in_proportion_to_its_size():
     finally:
         tracemalloc.stop()
     assert result.changed and peak < 40 * len(source)
+
+
+def test_device_choices_are_numbered_in_time_linear_in_the_file():
+    """The line of each ``"cuda" if F else "cpu"`` was counted from the start of the
+    file (a C loop, which no count of calls sees): timed, with a generous bound."""
+
+    def source(n: int) -> str:
+        return "".join(f'd{i} = "cuda" if c else "cpu"\n' for i in range(n))
+
+    small, large = (
+        (ast.parse(text), text) for text in (source(10_000), source(20_000))
+    )
+    ratio = _best_time(device_flags, *large) / _best_time(device_flags, *small)
+    assert ratio < 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["comments", "docstring"])
+def test_comments_and_docstrings_cost_a_few_copies_of_their_size(shape):
+    """Memory stays a small multiple of the file (a docstring's scan for the bounds
+    took 120 times its size, a file of comment lines 30 times)."""
+    source = growth.SHAPES[shape](1_000_000)
+    process_source("warm.py", b"import torch\nx = torch.ones(1).cuda()\n", JOB)
+    tracemalloc.start()
+    try:
+        result = process_source("shape.py", source.encode(), JOB)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.changed and peak < 15 * len(source)

@@ -222,7 +222,7 @@ def index_hits(hits: Pattern[str], source: str) -> Pattern[str]:
     """``hits`` and the uses of a name given ``torch.cuda.current_device()``, or of an
     int option (``args.gpu``), in a device position (``device=dev``, ``.to(dev)``),
     on lines that need not say cuda."""
-    names = _CURRENT_INDEX.findall(source)
+    names = _CURRENT_INDEX.findall(source) if "current_device" in source else []
     options = sorted(int_options(source))
     if options:
         option = "|".join(options)

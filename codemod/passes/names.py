@@ -20,6 +20,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from codemod.model.lines import LineSet, distinct, line_numbers
+
 # Every word of the file: a fresh name must differ from all of them (strings and
 # comments included, which errs on the safe side).
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -72,7 +74,7 @@ class ModuleFacts:
     def of(cls, tree: ast.Module, source: str) -> "ModuleFacts":
         """Read the facts from the module's statements (not every expression node:
         that walk would cost as much as the rest of the rewrite)."""
-        facts = cls(identifiers=set(_IDENTIFIER.findall(source)))
+        facts = cls(identifiers=distinct(_IDENTIFIER, source))
         ambiguous: Set[str] = set()
         # Each statement with the scope it binds in: None for the module, else the
         # spans of lines where a binding made there is read.
@@ -278,10 +280,8 @@ def device_flags(tree: ast.Module, source: str) -> Set[Tuple[str, str]]:
     """(``F`` as ``ast.unparse`` writes it, what it picks) of each ``"cuda" if F
     else "cpu"`` in the module (``_picked``); only the statements on lines that can
     hold one are walked."""
-    lines = {
-        source.count("\n", 0, match.start()) + 1
-        for match in _FLAG_LINE.finditer(source)
-    }
+    found = (match.start() for match in _FLAG_LINE.finditer(source))
+    lines = LineSet(line_numbers(source, found))  # no count from the start, no scan
     flags: Set[Tuple[str, str]] = set()
     stack: List[ast.AST] = list(tree.body) if lines else []
     while stack:
@@ -290,7 +290,7 @@ def device_flags(tree: ast.Module, source: str) -> Set[Tuple[str, str]]:
             stack.extend(stmt.body)
             continue
         first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
-        if not any(first <= line <= last for line in lines):
+        if not lines.any_between(first, last):
             continue
         for name, value in ast.iter_fields(stmt):
             if name in _BLOCKS:

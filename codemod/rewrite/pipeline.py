@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+from array import array
 from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
 
@@ -45,7 +46,8 @@ from codemod.rewrite.checks import (  # noqa: F401  (RoundTripError: raised for 
 from codemod.rewrite.device import order, place, plan
 from codemod.rewrite.device.text import binding_statement
 from codemod.rewrite.formatting import format_changed, line_map
-from codemod.rewrite.hits import context_lines, hit_lines
+from codemod.rewrite.linemap import assemble
+from codemod.rewrite.hits import context_lines, hit_lines, statement_spans
 from codemod.passes.names import ModuleFacts
 from codemod.passes import file_scans
 from codemod.rewrite.pieces import changed_pieces
@@ -133,11 +135,13 @@ def locate(source: str, passes: Sequence[Type[Pass]]) -> Optional[Located]:
         raise ParseError(str(error)) from None
     lines = split_lines(source)
     facts = ModuleFacts.of(tree, source)
-    ends = list(itertools.accumulate(map(len, lines)))  # offset past each line
-    whole = context_lines(source, lines, ends, [p.CONTEXT for p in active], facts)
+    ends = array("q", itertools.accumulate(map(len, lines)))  # offset past each line
+    spans = statement_spans(tree, ends)  # where hits can matter
+    contexts = [p.CONTEXT for p in active]
+    whole = context_lines(source, lines, ends, contexts, facts, spans)
     functions = [p.FUNCTION_CONTEXT for p in active]
-    function = context_lines(source, lines, ends, functions, facts)
-    hits = hit_lines(source, ends, active, facts) | whole | function
+    function = context_lines(source, lines, ends, functions, facts, spans)
+    hits = hit_lines(source, ends, active, facts, spans) | whole | function
     return Located(source, tree, lines, facts, active, hits, whole, function, aside)
 
 
@@ -340,7 +344,8 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
     source, lines, context = located.source, located.lines, visit.context
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     added = place.insertions(located.tree, lines, context, visit.device_uses, newline)
-    code, mapping = _assemble(lines, visit.outputs, visit.local_maps, added)
+    linear = source.count("\r") == source.count("\r\n")  # no lone \r ends a line
+    code, mapping = assemble(lines, visit.outputs, visit.local_maps, added, linear)
     code = imports.remove_unused(code, context, mapping, located.aside)
     diagnostics = context.diagnostics
     if context.import_reports:  # imports whose uses are all ported: they run
@@ -362,35 +367,3 @@ def splice(located: Located, visit: Visit, positions: str) -> Rewrite:
         diagnostics, code, context, mapping, positions, visit.device_uses
     )
     return Rewrite(source, code, diagnostics, place.adds_accessor(context))
-
-
-def _assemble(lines, outputs, local_maps, added) -> Tuple[str, Dict[int, int]]:
-    """The new text, and where each original line went."""
-    out: List[str] = []
-    mapping: Dict[int, int] = {}
-    inserts: Dict[int, List[str]] = {}
-    for insertion in added:
-        inserts.setdefault(insertion.after_line, []).append(insertion.text)
-    starts = {start: (start, end) for start, end in outputs}
-    written = 0  # lines in ``out`` so far
-
-    def emit(parts: List[str]) -> None:
-        nonlocal written
-        out.extend(parts)
-        written += sum(part.count("\n") for part in parts)
-
-    emit(inserts.get(0, []))
-    number = 1
-    while number <= len(lines):
-        if number in starts:
-            first, last = starts[number]
-            for offset, line_number in enumerate(range(first, last + 1), start=1):
-                mapping[line_number] = written + local_maps[(first, last)][offset]
-            emit(outputs[(first, last)])
-        else:
-            last = number
-            mapping[number] = written + 1
-            emit([lines[number - 1]])
-        emit(inserts.get(last, []))
-        number = last + 1
-    return "".join(out), mapping

@@ -19,7 +19,7 @@ from itertools import accumulate
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from codemod.model.diagnostic import Diagnostic
-from codemod.model.lines import split_lines
+from codemod.model.lines import LineIndex, split_lines
 
 Span = Tuple[int, int]
 
@@ -34,7 +34,7 @@ def in_output(
 ) -> List[Diagnostic]:
     """``diagnostics`` (lines and columns of ``lines``) placed in ``code``, which
     ``mapping`` (line -> line) and the changed spans' ``outputs`` made of them."""
-    new_lines = split_lines(code, False)
+    new_lines: Optional[LineIndex] = None  # made where a report is in a changed span
     moved = []
     spans = sorted(outputs)  # the span of a line by bisection, not a scan of them all
     starts = [start for start, _ in spans]
@@ -46,6 +46,7 @@ def in_output(
         found = None
         if span is not None:
             first = mapping.get(span[0], 0) - local_maps[span][1] + 1  # its output
+            new_lines = LineIndex(code) if new_lines is None else new_lines
             found = _found(d, lines, new_lines, span, outputs[span], first, line, seen)
         if found is None:
             moved.append(replace(d, line=line))
@@ -113,7 +114,7 @@ class _Occurrences:
 def _found(
     d: Diagnostic,
     lines: Sequence[str],
-    new_lines: Sequence[str],
+    new_lines: LineIndex,
     span: Span,
     output: List[str],
     first: int,
@@ -141,6 +142,6 @@ def _found(
     number, col = candidate
     if not 1 <= number <= len(new_lines):
         return None
-    if new_lines[number - 1][col - 1 : col - 1 + len(text)] != text:
+    if new_lines.line(number)[col - 1 : col - 1 + len(text)] != text:
         return None  # the file moved under the span (an import removed): unsure
     return candidate
