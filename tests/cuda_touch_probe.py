@@ -17,9 +17,19 @@ A query is:
   2.8 it asks the device module, which for CUDA counts through NVML without
   initialising CUDA, and is documented fork-safe).
 
+Every device question is recorded too, in ``asked``: the above and
+``torch.accelerator.device_count()``, whatever it initialises (on an accelerator
+other than CUDA it may start the runtime). A module that asked none at import must
+ask none once ported: the accessor's promise is that the device is found on first
+use. ``current_accelerator()`` without ``check_available`` is no question: it is the
+build's answer, asked of no device (the AMP form a decorator gets at import).
+
 Protocol: one JSON request per line on stdin (``path``, ``cwd``); one JSON answer per
-line on stdout: ``{"first": null}`` or ``{"first": {"query", "printed", "environ",
-"forks"}}``.
+line on stdout: ``{"first": null, "asked": null, "raised": false}`` or ``{"first":
+{"query", "printed", "environ", "forks"}, "asked": QUERY, "raised": true}``
+(``asked``: the first device question of any kind; ``raised``: the import raised,
+as a CUDA program does on the CPU, in torch's compiled code for ``x.cuda()``,
+before any question the probe sees).
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import tempfile
 
 GUARD_S = 300  # a hang guard, far above any fixture's import
 _LOG = None  # the child's record file
+_ASKED = None  # the child's record of its first device question of any kind
 # torch.cuda functions that never ask the driver: bookkeeping torch calls itself, and
 # the seeding functions, which are queued until CUDA initialises.
 NOT_QUERIES = {
@@ -52,16 +63,30 @@ _STATE = {"printed": 0, "environ": 0, "forks": 0, "inside": False}
 def _record(query: str) -> None:
     if _LOG is None or _STATE["inside"] or os.path.getsize(_LOG):
         return
+    _note_asked(query)
     fields = {k: _STATE[k] for k in ("printed", "environ", "forks")}
     with open(_LOG, "w", encoding="utf-8") as handle:
         json.dump({"query": query, **fields}, handle)
 
 
-def _recording(name: str, function, allowed):
+def _note_asked(query: str) -> None:
+    if _ASKED is None or _STATE["inside"] or os.path.getsize(_ASKED):
+        return
+    with open(_ASKED, "w", encoding="utf-8") as handle:
+        handle.write(query)
+
+
+def _recording(name: str, function, kind):
+    """``function`` recorded as ``kind(*args, **kwargs)`` says: "query" (of CUDA),
+    "asked" (a device question that initialises nothing) or None (no question)."""
+
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        if not allowed(*args, **kwargs):
+        said = kind(*args, **kwargs)
+        if said == "query":
             _record(name)
+        elif said == "asked":
+            _note_asked(name)
         outer, _STATE["inside"] = _STATE["inside"], True
         try:
             return function(*args, **kwargs)
@@ -71,8 +96,8 @@ def _recording(name: str, function, allowed):
     return wrapper
 
 
-def _check_available(check_available=False):
-    return not check_available
+def _build_answer(check_available=False):
+    return "query" if check_available else None
 
 
 def instrument() -> None:
@@ -83,22 +108,26 @@ def instrument() -> None:
     assert torch.__version__ >= "2.8", "device_count() is fork-safe from torch 2.8"
     for name, value in list(vars(torch.cuda).items()):
         if inspect.isfunction(value) and name not in NOT_QUERIES:
-            setattr(torch.cuda, name, _recording(f"torch.cuda.{name}", value, _never))
+            setattr(torch.cuda, name, _recording(f"torch.cuda.{name}", value, _query))
     if hasattr(torch._C, "_cuda_getDeviceCount"):
         count = torch._C._cuda_getDeviceCount
         torch._C._cuda_getDeviceCount = _recording(
-            "_cuda_getDeviceCount", count, _never
+            "_cuda_getDeviceCount", count, _query
         )
     for name, value in list(vars(torch.accelerator).items()):
-        if not inspect.isfunction(value) or name == "device_count":
+        if not inspect.isfunction(value):
             continue
-        allowed = _check_available if name == "current_accelerator" else None
-        wrapped = _recording(f"torch.accelerator.{name}", value, allowed or _never)
+        kind = {"current_accelerator": _build_answer, "device_count": _asked}
+        wrapped = _recording(f"torch.accelerator.{name}", value, kind.get(name, _query))
         setattr(torch.accelerator, name, wrapped)
 
 
-def _never(*args, **kwargs):
-    return False
+def _query(*args, **kwargs):
+    return "query"
+
+
+def _asked(*args, **kwargs):
+    return "asked"
 
 
 class _CountingStream:
@@ -130,7 +159,7 @@ def _count_side_effects() -> None:
 
 
 def _child(request: dict, log: str) -> None:
-    global _LOG
+    global _LOG, _ASKED
     code = 0
     try:
         os.setsid()
@@ -140,7 +169,7 @@ def _child(request: dict, log: str) -> None:
         os.chdir(request["cwd"])
         sys.argv = [request["path"]]
         sys.path[0] = os.path.dirname(os.path.abspath(request["path"]))
-        _LOG = log
+        _LOG, _ASKED = log, log + ".asked"
         _count_side_effects()
         import runpy
 
@@ -159,25 +188,30 @@ def serve() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         open(log, "w").close()
+        open(log + ".asked", "w").close()
         sys.stdout.flush()
         pid = os.fork()
         if pid == 0:
             _child(request, log)
-        _wait(pid)
+        raised = _wait(pid) != 0
         with open(log, encoding="utf-8") as handle:
             text = handle.read()
-        answers.write(json.dumps({"first": json.loads(text) if text else None}) + "\n")
+        with open(log + ".asked", encoding="utf-8") as handle:
+            asked = handle.read() or None
+        first = json.loads(text) if text else None
+        answer = {"first": first, "asked": asked, "raised": raised}
+        answers.write(json.dumps(answer) + "\n")
         answers.flush()
 
 
-def _wait(pid: int) -> None:
+def _wait(pid: int) -> int:
     import select
 
     pidfd = os.pidfd_open(pid)
     if not select.select([pidfd], [], [], GUARD_S)[0]:
         os.killpg(pid, signal.SIGKILL)
     os.close(pidfd)
-    os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 if __name__ == "__main__":

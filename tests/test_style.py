@@ -43,6 +43,7 @@ TABBED = (
     "\n"
     "\n"
     "torch.cuda.empty_cache()\n"
+    "torch.cuda.synchronize()  # the import uses CUDA: the line above reads in time\n"
 )
 
 

@@ -48,7 +48,7 @@ def decide(
     needs = min_torch or rule.min_torch
     allowed = fix is Fix.SAFE or (fix is Fix.UNSAFE and options.unsafe_fixes)
     too_new = bool(needs) and needs > options.target_torch
-    if allowed and too_new:
+    if too_new and fix in (Fix.SAFE, Fix.UNSAFE):  # no flag would apply it
         return Decision(
             True,
             False,
@@ -61,6 +61,6 @@ def decide(
             True,
             False,
             " (unsafe fix available with --unsafe-fixes)",
-            unsafe_available=not too_new,
+            unsafe_available=True,
         )
     return Decision(True, allowed)

@@ -128,8 +128,20 @@ class AmpDeviceTypes:
         if node in self.decorator_calls:
             self.at_import.update(a.value for a in node.args)
 
-    def amp_device_type(self, original: cst.CSTNode) -> cst.BaseExpression:
+    def _amp_template(self, original: cst.CSTNode) -> str:
         at_import = original in self.at_import
         target = self.context.options.target_torch  # type: ignore[attr-defined]
         accelerated = self.in_accelerated_branch()  # type: ignore[attr-defined]
-        return self.expr(device_type_template(at_import, target, accelerated))  # type: ignore
+        return device_type_template(at_import, target, accelerated)
+
+    def decide_literal(self, original: cst.CSTNode, code: str, kind) -> bool:
+        """``record_and_decide`` for a device literal of ``kind``: the AMP device
+        type a decorator gets (the build's accelerator) reads no device."""
+        amp = kind is Kind.AMP
+        reads = "{device}" in self._amp_template(original) if amp else None
+        return self.record_and_decide(  # type: ignore[attr-defined]
+            original, code, reads_device=reads
+        )
+
+    def amp_device_type(self, original: cst.CSTNode) -> cst.BaseExpression:
+        return self.expr(self._amp_template(original))  # type: ignore

@@ -107,6 +107,8 @@ class FileContext:
         # the original asked for CUDA (codemod.rewrite.device.timing).
         self.early_reads = Spans()
         self.torch_bound: Optional[TorchBound] = None  # None: bound on every line
+        # Where lambda bodies start and end, (line, column): they run when called.
+        self.lazy_regions: List[Tuple[Tuple[int, int], Tuple[int, int]]] = []
         # Patches of torch.cuda in this file's tests (codemod.passes.patched):
         # (line, column) -> target, and the names whose calls stay as written.
         self.patches: Dict[Tuple[int, int], str] = {}
@@ -131,8 +133,6 @@ class FileContext:
         self.cuda_binding = False  # below 2.6, CUDA's own (device.floor), not adaptive
         self.binding_index: Optional[int] = None  # user statement to turn into it
         self.device_import: Optional[str] = None  # import of the project's own device
-        # (line, module, obj, asname) of imports a pass made unused: removed after
-        # all passes (if nothing references them by then), so that line numbers hold.
         # (line or None, module, name, alias): imports a rewrite may have left unused;
         # removed after the passes, only if nothing refers to them any more.
         self.unused_imports: List[
@@ -301,7 +301,7 @@ class Pass(cst.CSTTransformer):
         reads = rule.reads_device if reads_device is None else reads_device
         if reads:
             message = message or rule.message
-            fix, message = device_read_fix(self.context, line, fix, message, node)
+            fix, message = device_read_fix(self.context, line, fix, message, node, col)
         shown = len(self.context.diagnostics)
         decided = self.context.decide(rule, line, col, message, fix, end, min_torch)
         self.changed |= decided
@@ -338,12 +338,12 @@ class Pass(cst.CSTTransformer):
         ``record_and_decide`` will decide it), recording nothing."""
         if node in self.context.claimed or self._left_as_written(node) is not None:
             return False
-        line = self.position(node)[0]
+        line, col = self.position(node)
         suppressed = self.context.suppressed(line, code)
         rule = REGISTRY[code]
         fix = rule.fix
         if rule.reads_device:
-            fix, _ = device_read_fix(self.context, line, fix, "", node)
+            fix, _ = device_read_fix(self.context, line, fix, "", node, col)
         options, _, min_torch = site_options(self.context, line, rule, min_torch)
         return decide(
             rule, options, suppressed=suppressed, fix=fix, min_torch=min_torch

@@ -41,10 +41,11 @@ class TorchBound:
 
 
 def device_read_fix(
-    context, line: int, fix: Fix, message: str, node: cst.CSTNode
+    context, line: int, fix: Fix, message: str, node: cst.CSTNode, col: int = 0
 ) -> Tuple[Fix, str]:
-    """The fix kind and message of a site ``node`` at ``line`` whose fix reads the
-    device (``context``: the file's ``FileContext``)."""
+    """The fix kind and message of a site ``node`` at ``line`` (1-based column
+    ``col``) whose fix reads the device (``context``: the file's ``FileContext``).
+    A read in a lambda's body runs when the lambda is called, not with the line."""
     if fix is Fix.NONE:
         return fix, message
     bound = context.torch_bound
@@ -52,7 +53,8 @@ def device_read_fix(
         if not (bound.module_binding and _reads(node, context.torch_name)):
             return Fix.NONE, message + bound.why
     early = line in context.early_reads
-    if fix is Fix.SAFE and early:
+    lazy = any(a <= (line, col) < b for a, b in context.lazy_regions)
+    if fix is Fix.SAFE and early and not lazy:
         return Fix.UNSAFE, message + EARLY_READ
     return fix, message
 

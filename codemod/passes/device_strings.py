@@ -319,7 +319,7 @@ class DeviceStrings(
         if kind is None:
             self.report(original, "TP109")
             return updated
-        if self.record_and_decide(original, code):
+        if self.decide_literal(original, code, kind):
             return self._replacement(original, updated, kind)
         return updated
 

@@ -31,7 +31,7 @@ from codemod.rewrite.device.floor import keeps_cuda_tests
 from codemod.rewrite.device.fresh import fresh_name as _fresh_name
 from codemod.rewrite.device.fresh import module_names as _names
 from codemod.rewrite.device.fresh import star_brought
-from codemod.rewrite.device.timing import early_reads
+from codemod.rewrite.device.timing import early_reads, lambda_bodies
 from codemod.passes.names import ModuleFacts
 
 
@@ -209,6 +209,8 @@ def plan_binding(
     context.cuda_binding = context.options.target_torch < ACCELERATOR_TORCH and (
         keeps_cuda_tests(tree, facts)
     )
+    if context.early_reads and "lambda" in context.source:
+        context.lazy_regions = lambda_bodies(tree, context.source.splitlines())
     if context.options.device_import and _plan_device_import(tree, facts, context):
         return
     candidates = []

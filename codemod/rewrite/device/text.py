@@ -33,8 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover
 FORK_SAFE_TORCH = (2, 8)
 # The binding's value, by the oldest torch it runs on, as the operands black puts
 # on lines of their own when the whole does not fit. From 2.8 the count asks NVML
-# (for CUDA) without initialising it, as the accessor does: a reused eager variable
-# queries nothing earlier than ``torch.device("cuda")`` did.
+# (for CUDA) without initialising it, as the accessor does; a reused eager variable
+# still asks where it is assigned, so it is reused only where the original's import
+# used CUDA itself (``timing``).
 BINDING_2_8 = (
     "{torch}.accelerator.current_accelerator()",
     "if {torch}.accelerator.device_count() > 0",

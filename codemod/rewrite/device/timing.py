@@ -8,10 +8,14 @@ device there is exact. Where it did not (``device = "cuda"``, ``torch.device("cu
 a ``"cuda"`` default argument, ``x.is_cuda``, a decorator), the rewrite would query the
 accelerator at a moment the original did not, which matters:
 
-- at import time: ``torch.cuda.is_available()`` initialises the CUDA driver and
-  poisons ``fork`` for every importer of a library module; so a read at import is
-  early unless the module's import-time code touched CUDA before it, or touches it
-  later with nothing in between that the query would change;
+- at import time: the accessor is to find the device on first use, not in every
+  importer of a library module (below torch 2.8 ``torch.cuda.is_available()``
+  initialises the CUDA driver and poisons ``fork``; on other accelerators the count
+  may start the runtime); so a read at import (a module constant, a class
+  attribute, a default, a decorator's argument, the body of a function the import
+  calls) is early unless the module's import-time code touched CUDA before it, or
+  touches it later with nothing in between that the query would change; a lambda's
+  body runs when it is called (``lambda_bodies``);
 - before a statement the query would change: a write of ``CUDA_VISIBLE_DEVICES`` (or
   another variable that selects devices), a ``fork``, a process started from a fork.
 
@@ -22,86 +26,25 @@ device there is not applied by default (``Pass.record_and_decide``).
 from __future__ import annotations
 
 import ast
-import re
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from codemod.passes.names import ModuleFacts
+from codemod.rewrite.device.touching import (
+    FORKING,
+    LEGACY_TYPE,
+    TOUCHING,
+    TOUCHING_ELSEWHERE,
+    disabled,
+    is_environ,
+    names_cuda,
+    names_other_device,
+    selection_key,
+)
 
 Span = Tuple[int, int]  # a statement's first and last line
+Region = Tuple[Tuple[int, int], Tuple[int, int]]  # (line, column) of start, end
 
-# torch.cuda functions and classes that query or initialise CUDA when called, as
-# torch 2.13's source shows (tests/test_timing.py reads it again): they call
-# _lazy_init, is_available, device_count or current_device, or enter a device
-# context, themselves or through one another. The others (manual_seed,
-# memory_allocated, empty_cache, Event, nvtx, ...) are lazy or answer without CUDA.
-TOUCHING = {
-    "is_available",
-    "device_count",
-    "current_device",
-    "set_device",  # torch._C._cuda_setDevice initialises CUDA (compiled code)
-    "device",
-    "synchronize",
-    "get_device_name",
-    "get_device_properties",
-    "get_device_capability",
-    "is_bf16_supported",
-    "mem_get_info",
-    "init",
-    "Stream",
-    "ExternalStream",
-    "StreamContext",
-    "stream",
-    "current_stream",
-    "default_stream",
-    "get_rng_state",
-    "get_rng_state_all",
-    "set_rng_state",
-    "initial_seed",
-    "caching_allocator_alloc",
-    "can_device_access_peer",
-    "cudart",
-    "current_blas_handle",
-    "current_solver_handle",
-    "get_per_process_memory_fraction",
-    "set_per_process_memory_fraction",
-    "get_stream_from_external",
-    "get_sync_debug_mode",
-    "set_sync_debug_mode",
-    "ipc_collect",
-    "use_mem_pool",
-}
-# Other callables that ask whether CUDA is available (a CUDA scaler or autocast
-# warns when it is not); torch.autocast only with a CUDA device type.
-TOUCHING_ELSEWHERE = {
-    "torch.cuda.amp.GradScaler",
-    "torch.cuda.amp.autocast",
-    "torch.amp.GradScaler",
-    "torch.GradScaler",
-    "torch.random.fork_rng",  # counts the devices, saves their generators' states
-}
-# Variables that select which devices a process sees: read when CUDA initialises.
-DEVICE_SELECTION = {
-    "CUDA_VISIBLE_DEVICES",
-    "CUDA_DEVICE_ORDER",
-    "NVIDIA_VISIBLE_DEVICES",
-    "HIP_VISIBLE_DEVICES",
-    "ROCR_VISIBLE_DEVICES",
-    "ZE_AFFINITY_MASK",
-    "PYTORCH_NVML_BASED_CUDA_CHECK",
-}
-FORKING = {
-    "os.fork",
-    "os.forkpty",
-    "multiprocessing.Process",
-    "multiprocessing.Pool",
-    "multiprocessing.set_start_method",
-    "torch.multiprocessing.Process",
-    "torch.multiprocessing.Pool",
-    "torch.multiprocessing.set_start_method",
-    "concurrent.futures.ProcessPoolExecutor",
-}
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_LEGACY_TYPE = re.compile(r"torch\.cuda\.[A-Z]\w*Tensor")
 
 
 def early_reads(
@@ -109,12 +52,34 @@ def early_reads(
 ) -> List[Span]:
     """The statements (spans of lines) where reading the device is early.
 
+    A read at import is early whatever the target: the accessor promises to ask
+    for the device on first use, and an importer that never uses it must not have
+    it counted (on an accelerator other than CUDA the count may start its runtime).
     ``initialising``: the accessor's question initialises CUDA (torch < 2.8), so
-    reads at import and before a fork are early too; otherwise only reads before
-    a write that selects devices are (the count asked first would be stale)."""
+    reads before a fork are early too; reads before a write that selects devices
+    always are (the count asked first would be stale)."""
     found: List[Span] = []
     touch = _Touch(facts, _cuda_names(tree), tree, initialising)
-    _block(tree.body, touch, found, import_time=initialising, touched=False)
+    _block(tree.body, touch, found, import_time=True, touched=False)
+    return found
+
+
+def lambda_bodies(tree: ast.Module, lines: Sequence[str]) -> List[Region]:
+    """Where each lambda's body is: it runs when the lambda is called, never where
+    the lambda is made (``field(default_factory=lambda: torch.device("cuda"))``), so
+    a read there is no read at import. Columns count characters from 1."""
+
+    def column(line: int, offset: int) -> int:
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        return len(text.encode("utf-8")[:offset].decode("utf-8", "replace")) + 1
+
+    found: List[Region] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda):
+            body = node.body
+            end = body.end_lineno or body.lineno
+            start = (body.lineno, column(body.lineno, body.col_offset))
+            found.append((start, (end, column(end, body.end_col_offset or 0))))
     return found
 
 
@@ -137,7 +102,7 @@ def _may_be_cuda(node: ast.AST) -> bool:
     if isinstance(node, ast.JoinedStr) and node.values:
         first = node.values[0]
         return isinstance(first, ast.Constant) and str(first.value).startswith("cuda")
-    return _names_cuda(node)
+    return names_cuda(node)
 
 
 class _Touch:
@@ -160,6 +125,7 @@ class _Touch:
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
         self.touching: Dict[str, bool] = {}
+        self.marked: Set[str] = set()  # functions whose bodies read at import
 
     def function_touches(self, name: str) -> bool:
         """Whether calling the module's function ``name`` touches CUDA (through the
@@ -170,9 +136,31 @@ class _Touch:
             self.touching[name] = any(_touches(s, self) for s in _in_order(body))
         return self.touching[name]
 
+    def reached(self, stmt: ast.stmt) -> List[ast.stmt]:
+        """The module's functions that running ``stmt`` calls, through one another:
+        their bodies run when ``stmt`` does. Each is given once (``marked``)."""
+        seen: Dict[str, ast.stmt] = {}
+        stack = [
+            n.func.id
+            for n in _own_nodes(stmt, lambdas=True)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        ]
+        while stack:
+            name = stack.pop()
+            if name in self.marked or name not in self.functions:
+                continue
+            self.marked.add(name)
+            seen[name] = self.functions[name]
+            stack.extend(
+                n.func.id
+                for n in ast.walk(self.functions[name])
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            )
+        return list(seen.values())
+
     def device(self, node: ast.AST) -> bool:
         """``node`` is a CUDA device: written out, or a name the module gave one."""
-        return _names_cuda(node) or (
+        return names_cuda(node) or (
             isinstance(node, ast.Name) and node.id in self.cuda_names
         )
 
@@ -194,7 +182,12 @@ def _block(
         if not touches and not touched:
             sensitive, touch_later = ahead[index]
             if sensitive or (import_time and not touch_later):
-                found.append(_header_span(stmt))
+                span = _header_span(stmt)
+                found.extend([span] if span else [])
+                # The module's functions it calls read the device at this moment.
+                for function in touch.reached(stmt) if import_time else ():
+                    spans = (_header_span(s) for s in _in_order(function.body))
+                    found.extend(span for span in spans if span)
         # Once the block has touched CUDA, a later query changes nothing.
         touched = touched or touches
         for inner, inner_import in _inner_blocks(stmt, import_time):
@@ -258,30 +251,33 @@ def _is_main(stmt: ast.stmt) -> bool:
     )
 
 
+def _roots(stmt: ast.stmt) -> List[ast.AST]:
+    """The expressions a statement evaluates itself (all of it for a simple one)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        roots: List[ast.AST] = list(stmt.decorator_list)
+        if isinstance(stmt, ast.ClassDef):
+            return roots + stmt.bases + [k.value for k in stmt.keywords]
+        return roots + stmt.args.defaults + [d for d in stmt.args.kw_defaults if d]
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter, stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        items = [i.context_expr for i in stmt.items]
+        return items + [i.optional_vars for i in stmt.items if i.optional_vars]
+    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        return []
+    if isinstance(stmt, ast.Match):
+        return [stmt.subject]
+    return [stmt]
+
+
 def _own_nodes(stmt: ast.stmt, lambdas: bool = False) -> Iterator[ast.AST]:
     """The nodes a statement evaluates itself: for a compound statement its header
     (test, iterable, context managers, decorators, defaults), not its blocks; with
     ``lambdas``, the bodies of its lambdas too (a read there runs when the lambda
     does, as the original's touch there did)."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        roots: List[ast.AST] = list(stmt.decorator_list)
-        if isinstance(stmt, ast.ClassDef):
-            roots += stmt.bases + [k.value for k in stmt.keywords]
-        else:
-            roots += stmt.args.defaults + [d for d in stmt.args.kw_defaults if d]
-    elif isinstance(stmt, (ast.If, ast.While)):
-        roots = [stmt.test]
-    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-        roots = [stmt.iter, stmt.target]
-    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-        roots = list(stmt.items)
-    elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-        roots = []
-    elif isinstance(stmt, ast.Match):
-        roots = [stmt.subject]
-    else:
-        roots = [stmt]
-    stack = list(roots)
+    stack = _roots(stmt)
     while stack:
         node = stack.pop()
         yield node
@@ -303,10 +299,12 @@ def _touches(stmt: ast.stmt, touch: _Touch) -> bool:
         name = facts.qualified_name(node.func) or ""
         if name.startswith("torch.cuda.") and name[len("torch.cuda.") :] in TOUCHING:
             return True
-        if name in TOUCHING_ELSEWHERE and not _names_other_device(node):
+        if name in TOUCHING_ELSEWHERE and not (
+            names_other_device(node) or disabled(node)
+        ):
             return True
-        if _LEGACY_TYPE.fullmatch(name) or any(
-            _LEGACY_TYPE.fullmatch(facts.qualified_name(a) or "") for a in node.args
+        if LEGACY_TYPE.fullmatch(name) or any(
+            LEGACY_TYPE.fullmatch(facts.qualified_name(a) or "") for a in node.args
         ):
             return True  # a CUDA tensor made, or a tensor moved to CUDA (`.type()`)
         method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
@@ -314,7 +312,7 @@ def _touches(stmt: ast.stmt, touch: _Touch) -> bool:
             return True
         if method == "to" and any(touch.device(a) for a in node.args):
             return True
-        if any(
+        if _makes_on_device(node, name, touch) and any(
             k.arg in ("device", "map_location") and touch.device(k.value)
             for k in node.keywords
         ):
@@ -328,25 +326,15 @@ def _touches(stmt: ast.stmt, touch: _Touch) -> bool:
     return False
 
 
-def _names_cuda(node: ast.AST) -> bool:
-    """A CUDA device written out: ``"cuda"``, ``"cuda:1"``, ``torch.device("cuda")``."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value == "cuda" or node.value.startswith("cuda:")
-    if isinstance(node, ast.Call) and node.args:
-        return _names_cuda(node.args[0])
-    return False
-
-
-def _names_other_device(call: ast.Call) -> bool:
-    """A scaler made for a device written out that is not CUDA (``"cpu"``)."""
-    first = call.args[0] if call.args else None
-    for keyword in call.keywords:
-        if keyword.arg == "device":
-            first = keyword.value
-    return (
-        isinstance(first, ast.Constant)
-        and isinstance(first.value, str)
-        and not _names_cuda(first)
+def _makes_on_device(call: ast.Call, name: str, touch: _Touch) -> bool:
+    """Whether a CUDA device given to ``call`` is where it makes or moves a tensor:
+    a torch callable or a method (``torch.zeros(..., device=...)``,
+    ``model.to(device=...)``); not one of the module's own functions (its body says
+    whether it touches CUDA) nor another module's, which may only keep the name."""
+    if isinstance(call.func, ast.Name) and call.func.id in touch.functions:
+        return False
+    return name.startswith("torch.") or (
+        not name and isinstance(call.func, ast.Attribute)
     )
 
 
@@ -356,7 +344,7 @@ def _sensitive(stmt: ast.stmt, touch: _Touch) -> bool:
     facts = touch.facts
     for node in _own_nodes(stmt):
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-            if _is_environ(node.value, facts) and _selection_key(node.slice):
+            if is_environ(node.value, facts) and selection_key(node.slice):
                 return True
         if not isinstance(node, ast.Call):
             continue
@@ -364,36 +352,28 @@ def _sensitive(stmt: ast.stmt, touch: _Touch) -> bool:
         if name in FORKING and touch.initialising:
             return True
         if name in ("os.putenv", "os.environ.setdefault") and node.args:
-            if _selection_key(node.args[0]):
+            if selection_key(node.args[0]):
                 return True
         func = node.func
         if (
             isinstance(func, ast.Attribute)
             and func.attr in ("update", "setdefault")
-            and _is_environ(func.value, facts)
+            and is_environ(func.value, facts)
         ):
             keys = [k for a in node.args if isinstance(a, ast.Dict) for k in a.keys]
             keys += [ast.Constant(k.arg) for k in node.keywords if k.arg]
             keys += node.args[:1] if func.attr == "setdefault" else []
-            if any(k is not None and _selection_key(k) for k in keys):
+            if any(k is not None and selection_key(k) for k in keys):
                 return True
     return False
 
 
-def _is_environ(node: ast.AST, facts: ModuleFacts) -> bool:
-    return facts.qualified_name(node) == "os.environ"
-
-
-def _selection_key(node: Optional[ast.AST]) -> bool:
-    return isinstance(node, ast.Constant) and node.value in DEVICE_SELECTION
-
-
-def _header_span(stmt: ast.stmt) -> Span:
-    """The lines of what the statement evaluates itself: a compound statement's
-    header (decorators included), up to the line before its first block."""
-    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
-    blocks = [getattr(stmt, "body", None), getattr(stmt, "handlers", None)]
-    starts = [b[0].lineno for b in blocks if isinstance(b, list) and b]
-    if not starts:
-        return first, stmt.end_lineno or stmt.lineno
-    return first, max(first, min(starts) - 1)
+def _header_span(stmt: ast.stmt) -> Optional[Span]:
+    """The lines of what the statement evaluates itself (a compound statement's
+    decorators, defaults, test, iterable or context managers; not its blocks, even
+    one on its header's line); None when it evaluates nothing."""
+    roots = _roots(stmt)
+    if not roots:
+        return None
+    first = min(r.lineno for r in roots)
+    return first, max(r.end_lineno or r.lineno for r in roots)
