@@ -87,8 +87,10 @@ def guards(size: int) -> str:
 
 
 def device_strings(size: int) -> str:
-    """Device objects made at import (each an early read of the device)."""
-    return _repeat("import torch\n\n", lambda i: f'd{i} = torch.device("cuda")\n', size)
+    """Device objects made at import (each an early read of the device, reported),
+    after a function whose site is rewritten."""
+    head = "import torch\n\n\ndef move(x):\n    return x.cuda()\n\n\n"
+    return _repeat(head, lambda i: f'd{i} = torch.device("cuda")\n', size)
 
 
 def one_function(size: int) -> str:
