@@ -10,15 +10,7 @@ the end (``codemod.rewrite.device``).
 from __future__ import annotations
 
 import re
-from typing import (
-    ClassVar,
-    Dict,
-    List,
-    Optional,
-    Pattern,
-    Set,
-    Tuple,
-)
+from typing import ClassVar, Dict, List, Optional, Pattern, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -26,6 +18,7 @@ from libcst.metadata import PositionProvider
 from codemod.model.lines import Spans
 from codemod.model.noqa import noqa_lines
 from codemod.model.diagnostic import Diagnostic
+from codemod.passes.compiled import reason as compiled_reason
 from codemod.passes.device_reads import TorchBound, device_read_fix
 from codemod.passes.imported import head_name
 from codemod.passes.names import ModuleFacts
@@ -117,6 +110,8 @@ class FileContext:
         # Availability calls setting a flag that picks CUDA-only code
         # (codemod.passes.cuda_flags): (line, column) -> why they stay.
         self.kept_flags: Dict[Tuple[int, int], str] = {}
+        # Functions TorchScript or torch.compile compile (codemod.passes.compiled).
+        self.compiled: List[Tuple[int, int, str]] = []
         # CUDA literals bound to a name read only in device positions of one kind
         # (codemod.passes.device_values): (line, column) -> that kind.
         self.device_values: Dict[Tuple[int, int], object] = {}
@@ -133,8 +128,7 @@ class FileContext:
         self.cuda_binding = False  # below 2.6, CUDA's own (device.floor), not adaptive
         self.binding_index: Optional[int] = None  # user statement to turn into it
         self.device_import: Optional[str] = None  # import of the project's own device
-        # (line or None, module, name, alias): imports a rewrite may have left unused;
-        # removed after the passes, only if nothing refers to them any more.
+        # (line or None, module, name, alias): imports left unused, removed at the end
         self.unused_imports: List[
             Tuple[Optional[int], str, Optional[str], Optional[str]]
         ] = []
@@ -316,8 +310,9 @@ class Pass(cst.CSTTransformer):
 
     def _left_as_written(self, node: cst.CSTNode) -> Optional[str]:
         """Why the site is reported rather than fixed, whatever its rule: a test of
-        this file patches what it calls, or it is a CUDA test widening would turn
-        into CUDA's code run elsewhere (``kept_for_cuda``); None otherwise."""
+        this file patches what it calls, it is a CUDA test widening would turn into
+        CUDA's code run elsewhere (``kept_for_cuda``), or a function the module
+        compiles holds it (``compiled``); None otherwise."""
         context = self.context
         patched = ""
         if context.patched or context.patched_elsewhere:  # what the site calls
@@ -327,9 +322,9 @@ class Pass(cst.CSTTransformer):
         kept = context.kept_for_cuda.get(node)
         if kept is None and context.kept_flags and isinstance(node, cst.Call):
             kept = context.kept_flags.get(self.position(node))
-        if not patched and kept is None:
-            return None
-        return patched + (kept or "")
+        if kept is None and context.compiled:
+            kept = compiled_reason(context.compiled, self.position(node)[0])
+        return None if not patched and kept is None else patched + (kept or "")
 
     def would_apply(
         self, node: cst.CSTNode, code: str, min_torch: Optional[TorchVersion] = None

@@ -23,6 +23,7 @@ import re
 from typing import Sequence
 
 from codemod.passes import (
+    compiled,
     cuda_flags,
     device_pickers,
     device_values,
@@ -53,6 +54,8 @@ def scan(context: FileContext, tree: ast.Module, lines: Sequence[str]) -> None:
     if "torch.device(" in source or "device(" in source:
         context.device_objects = device_values.device_objects(tree, facts, lines)
     context.int_options = int_options(source)
+    if "jit" in source or "compile" in source:  # compiled functions
+        context.compiled = compiled.compiled_functions(tree, facts)
     if "__version__" in source:  # branches for older releases of torch
         context.version_bounds = version_gates.bounded_branches(tree)
     if PICKER.search(source):

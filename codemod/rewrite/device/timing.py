@@ -26,7 +26,7 @@ device there is not applied by default (``Pass.record_and_decide``).
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from codemod.passes.names import ModuleFacts
 from codemod.rewrite.device.touching import (
@@ -138,24 +138,18 @@ class _Touch:
 
     def reached(self, stmt: ast.stmt) -> List[ast.stmt]:
         """The module's functions that running ``stmt`` calls, through one another:
-        their bodies run when ``stmt`` does. Each is given once (``marked``)."""
+        their bodies run when ``stmt`` does. One passed by name to a call may be
+        called there too (``torch.jit.trace(f, inputs)``, ``model.apply(init)``).
+        Each is given once (``marked``)."""
         seen: Dict[str, ast.stmt] = {}
-        stack = [
-            n.func.id
-            for n in _own_nodes(stmt, lambdas=True)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-        ]
+        stack = _called(_own_nodes(stmt, lambdas=True))
         while stack:
             name = stack.pop()
             if name in self.marked or name not in self.functions:
                 continue
             self.marked.add(name)
             seen[name] = self.functions[name]
-            stack.extend(
-                n.func.id
-                for n in ast.walk(self.functions[name])
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-            )
+            stack.extend(_called(ast.walk(self.functions[name])))
         return list(seen.values())
 
     def device(self, node: ast.AST) -> bool:
@@ -163,6 +157,16 @@ class _Touch:
         return names_cuda(node) or (
             isinstance(node, ast.Name) and node.id in self.cuda_names
         )
+
+
+def _called(nodes: Iterable[ast.AST]) -> List[str]:
+    """The names called, or passed by name to a call, among ``nodes``."""
+    names = []
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            passed = [*node.args, *(k.value for k in node.keywords)]
+            names += [n.id for n in [node.func, *passed] if isinstance(n, ast.Name)]
+    return names
 
 
 def _block(
