@@ -12,8 +12,11 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional, Tuple
 
-# What the scan stops at: a comment, or the start of a string (its prefix, quote).
-_NEXT = re.compile(r"""#|(?:(?<![\w])([rRbBuUfFtT]{1,2}))?('''|\"\"\"|'|")""")
+# What the scan stops at: a comment, or a string's quote (its prefix is looked
+# for before it: a pattern that tries a prefix at every character is slow).
+_STOP = re.compile(r"[#'\"]")
+_PREFIX = frozenset("rRbBuUfFtT")
+_WORD = re.compile(r"\w")
 # What can end a string, from after its opening quote: a backslash escapes the next
 # character; a one-quote string also ends (unclosed) at its line's end. Found one at
 # a time: a pattern for the whole body (``(?:[^\\"]|\\.)*"``) keeps a backtracking
@@ -41,24 +44,46 @@ def pieces(
     all of it (``start`` in code)."""
     position, size = start, len(text) if end is None else end
     while position < size:
-        found = _NEXT.search(text, position, size)
+        found = _next(text, position, size)
         if found is None:
             yield position, size, CODE
             return
-        if found.start() > position:
-            yield position, found.start(), CODE
-        if found.group() == "#":
-            line_end = text.find("\n", found.end(), size)
+        at, prefix, quote = found
+        if at > position:
+            yield position, at, CODE
+        if quote == "#":
+            line_end = text.find("\n", at + 1, size)
             code = (
                 _CODE_LINE.search(text, line_end + 1, size) if line_end >= 0 else None
             )
             position = size if code is None else code.start()
-            yield found.start(), position, COMMENTS
+            yield at, position, COMMENTS
             continue
-        prefix, quote = (found.group(1) or "").lower(), found.group(2)
-        position = _string_end(text, found.end(), quote, size)
-        kind = FIELDS if "f" in prefix or "t" in prefix else STRING
-        yield found.start(), position, kind
+        body = at + len(prefix) + len(quote)
+        position = _string_end(text, body, quote, size)
+        kind = FIELDS if "f" in prefix.lower() or "t" in prefix.lower() else STRING
+        yield at, position, kind
+
+
+def _next(text: str, position: int, size: int) -> Optional[Tuple[int, str, str]]:
+    """(start, prefix, quote) of the next comment (quote "#") or string from
+    ``position``: a prefix is one or two of ``rbuft`` before the quote, with no
+    word character before them."""
+    found = _STOP.search(text, position, size)
+    if found is None:
+        return None
+    at = found.start()
+    char = text[at]
+    if char == "#":
+        return at, "", "#"
+    quote = char * 3 if text.startswith(char * 3, at, size) else char
+    for length in (2, 1):
+        first = at - length
+        if first < position or not all(c in _PREFIX for c in text[first:at]):
+            continue
+        if first == 0 or not _WORD.match(text, first - 1):
+            return first, text[first:at], quote
+    return at, "", quote
 
 
 def _string_end(text: str, position: int, quote: str, size: int) -> int:

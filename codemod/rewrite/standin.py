@@ -36,17 +36,30 @@ _NOT_DATA = re.compile(
     r"(?<![\w.])(?!(?:True|False|None)\b)[A-Za-z_]\w*|[^\s\w,.+\-()\[\]{}]|[^\x00-\x7f]"
 )
 _TRIGGER = re.compile("|".join(catalog.triggers()))
+# A piece of flat data as Python's grammar writes numbers: its items, each one
+# followed by a comma (but the last), read without ``ast``.
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_INTEGER = (
+    r"(?:[1-9](?:_?[0-9])*|0+(?:_?0)*|0[bB](?:_?[01])+|0[oO](?:_?[0-7])+"
+    r"|0[xX](?:_?[0-9a-fA-F])+)"
+)
+_POINT = rf"(?:(?:{_DIGITS})?\.{_DIGITS}|{_DIGITS}\.)"
+_FLOAT = rf"(?:{_POINT}(?:[eE][+-]?{_DIGITS})?|{_DIGITS}[eE][+-]?{_DIGITS})"
+_NUMBER = rf"(?:(?:{_FLOAT}|{_DIGITS})[jJ]|{_FLOAT}|{_INTEGER})"
+_BLANK = r"[ \t\f\n]*"
+_ITEM = rf"(?:[+-]{_BLANK})*(?:{_NUMBER}|True|False|None)"
+_FLAT = re.compile(rf"(?:{_BLANK}{_ITEM}{_BLANK},)*{_BLANK}(?:{_ITEM}{_BLANK})?")
 _CASE = re.compile(r"^[ \t]*case\b", re.MULTILINE)
 _NOT_LINE_END = re.compile(r"[^\r\n]")
 
 
 def read(source: str, checked: Iterable[str] = ()) -> Tuple[str, Set[str]]:
     """What ``ast`` reads of ``source``, and the data set aside; ``checked``: data
-    already known to parse (the input's, found again in the output)."""
-    found = regions(source)
+    already known to be data and to parse (the input's, found again in the output)."""
+    known = set(checked)
+    found = regions(source, known)
     if not found:
         return source, set()
-    known = set(checked)
     parts: List[str] = []
     aside: Set[str] = set()
     done = 0
@@ -68,9 +81,9 @@ def read(source: str, checked: Iterable[str] = ()) -> Tuple[str, Set[str]]:
     return "".join(parts), aside
 
 
-def regions(text: str) -> List[Tuple[int, int]]:
+def regions(text: str, known: Set[str] = frozenset()) -> List[Tuple[int, int]]:
     """(start, end) of the content of each outermost bracket that is data only and
-    at least ``BULK`` characters long, in order."""
+    at least ``BULK`` characters long, in order (``known``: such contents)."""
     if len(text) < BULK or _CASE.search(text):
         return []
     candidates = []  # brackets holding at least BULK characters, by opening
@@ -90,7 +103,7 @@ def regions(text: str) -> List[Tuple[int, int]]:
     for start, end in sorted(candidates):
         if found and start < found[-1][1]:
             continue  # inside data already set aside
-        if _data_only(text, start, end):
+        if (known and text[start:end] in known) or _data_only(text, start, end):
             found.append((start, end))
     return found
 
@@ -134,6 +147,9 @@ def _parses(code: str, opener: str) -> bool:
                 return False
         if not stack:
             return False  # the outer bracket closed inside its own content
+        if len(head) == len(stack) == 1 and _FLAT.fullmatch(code, position, cut):
+            position = cut  # no bracket in it: numbers and commas, as Python has them
+            continue
         tail = "".join(_CLOSING[char] for char in reversed(stack))
         try:
             ast.parse(head + code[position:cut] + tail, mode="eval")
