@@ -218,8 +218,9 @@ def _strings(source: str) -> Counter:
         value = ast.literal_eval(token.string)
         if isinstance(value, str) and _DEVICE_LITERAL.fullmatch(value):
             continue
-        if value in ACCESSOR_DOCS:
-            continue  # the docstring of the device accessor torchport defines
+        if value in ACCESSOR_DOCS or value == "accelerator":
+            # the accessor's docstring; below 2.6 its hasattr(torch, "accelerator")
+            continue
         kept[("s", value)] += 1
     return kept
 

@@ -9,8 +9,9 @@ from codemod.model.options import Options
 from codemod.rewrite.pipeline import rewrite_source
 
 
-def _rewrite(body: str):
-    result = rewrite_source("import torch\n" + body, Options(target_torch=(2, 13)))
+def _rewrite(body: str, **options):
+    options = dict(target_torch=(2, 13), **options)
+    result = rewrite_source("import torch\n" + body, Options(**options))
     return result.code, [d for d in result.diagnostics if d.code == "TP311"]
 
 
@@ -26,7 +27,8 @@ def test_the_loop_keeps_the_comments_and_uses_free_names():
     code, _ = _rewrite(
         "rng_state = 1\n"
         "# restore\n"
-        "torch.cuda.set_rng_state_all(saved)  # every device\n"
+        "torch.cuda.set_rng_state_all(saved)  # every device\n",
+        unsafe_fixes=True,  # at import, where the original asked no device
     )
     assert (
         "# restore\n"

@@ -112,7 +112,9 @@ def test_a_long_function_is_checked_statement_by_statement(monkeypatch):
     source = long_function(
         'def main(device="cuda"):', "    y = value_3.cuda(non_blocking=True)\n"
     )
-    out = transform.rewrite_source(source, Options(), format_mode=black_mode(None))
+    out = transform.rewrite_source(
+        source, Options(unsafe_fixes=True), format_mode=black_mode(None)
+    )
     assert "def main(device=_DEVICE().type):" in out.code
     assert "y = value_3.to(_DEVICE(), non_blocking=True)" in out.code
     # The header with a stub body, and the one changed statement: not 400 lines.
@@ -144,7 +146,9 @@ def test_narrowed_rewrite_keeps_every_other_byte():
     source = long_function(
         'def main(device = "cuda"):   # keep', "    y = value_3.cuda( )  # here\n"
     )
-    out = transform.rewrite_source(source, Options(), format_mode=black_mode(None))
+    out = transform.rewrite_source(
+        source, Options(unsafe_fixes=True), format_mode=black_mode(None)
+    )
     old, new = source.splitlines(True), out.code.splitlines(True)
     added = len(new) - len(old)  # the device binding, above the function
     old, new = old[3:], new[3 + added :]
