@@ -35,19 +35,11 @@ LINEAR = 2.15  # the most that doubling the input may multiply the work by
 def calls(source: str) -> int:
     """The calls made rewriting ``source`` (after a warm-up: imports are not counted)."""
     process_source("warm.py", b"import torch\nx = torch.ones(1).cuda()\n", JOB)
-    count = 0
-
-    def profile(frame, event, arg):
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-
-    sys.setprofile(profile)
-    try:
-        result = process_source("shape.py", source.encode(), JOB)
-    finally:
-        sys.setprofile(None)
-    assert result.error is None and result.changed
+    results = []
+    count = _calls_of(
+        lambda: results.append(process_source("shape.py", source.encode(), JOB))
+    )
+    assert results[0].error is None and results[0].changed
     return count
 
 
